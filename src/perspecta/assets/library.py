@@ -1,0 +1,122 @@
+"""One catalogue over every asset source: procedural families, SH3D furniture, user folders.
+
+Sources are small objects that list :class:`AssetInfo` records and load a
+:class:`~perspecta.assets.mesh.Mesh` in the canonical frame (metres, +X front,
++Y left, +Z up, origin at the bottom centre). The library adds an in-memory cache
+so a worker renders many scenes while loading each mesh once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from perspecta.assets.mesh import Mesh
+
+
+@dataclass(frozen=True)
+class AssetInfo:
+    """What the samplers and the manifest need to know about an asset.
+
+    ``size`` is the native extent in metres (depth along +X, width along +Y, height
+    along +Z). ``has_front`` is False for objects without a well-defined front (balls,
+    plain boxes); questions about their facing are answered "Cannot be determined".
+    ``symmetric`` marks objects whose front and back look alike.
+    """
+
+    asset_id: str  # "<source>:<name>", e.g. "proc:chair", "sh3d:blendswap-cc-0/armchair"
+    category: str
+    source: str
+    size: tuple[float, float, float]
+    has_front: bool = True
+    symmetric: bool = False
+    license: str = "CC0-1.0"
+    attribution: str = ""
+    name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class AssetSource(Protocol):
+    name: str
+
+    def list(self) -> list[AssetInfo]: ...
+
+    def load(self, info: AssetInfo, params: dict[str, Any]) -> Mesh:
+        """Return the mesh in the canonical frame at native size.
+
+        ``params`` carries per-instance choices (for procedural families, a ``seed``
+        that fixes proportions and colours); sources without variation ignore it.
+        """
+        ...
+
+
+class AssetLibrary:
+    def __init__(self, sources: list[AssetSource], cache_size: int = 64) -> None:
+        self.sources = {s.name: s for s in sources}
+        self._infos: dict[str, AssetInfo] = {}
+        for s in sources:
+            for info in s.list():
+                self._infos[info.asset_id] = info
+        self._cache: OrderedDict[str, Mesh] = OrderedDict()
+        self._cache_size = cache_size
+
+    @classmethod
+    def default(cls, user_dirs: list[Path] | None = None) -> AssetLibrary:
+        """Procedural families, SH3D furniture when the Debian package is installed, and
+        user folders given here or in ``PERSPECTA_ASSET_DIRS`` (os.pathsep-separated)."""
+        from perspecta.assets.procedural import ProceduralSource
+        from perspecta.assets.sh3d import SH3DSource
+        from perspecta.assets.user import UserSource
+
+        sources: list[AssetSource] = [ProceduralSource()]
+        sh3d = SH3DSource()
+        if sh3d.available():
+            sources.append(sh3d)
+        dirs = list(user_dirs or [])
+        env = os.environ.get("PERSPECTA_ASSET_DIRS", "")
+        dirs += [Path(p) for p in env.split(os.pathsep) if p]
+        if dirs:
+            sources.append(UserSource(dirs))
+        return cls(sources)
+
+    def __contains__(self, asset_id: str) -> bool:
+        return asset_id in self._infos
+
+    def get(self, asset_id: str) -> AssetInfo:
+        try:
+            return self._infos[asset_id]
+        except KeyError:
+            raise KeyError(f"unknown asset {asset_id!r}; see `perspecta assets list`") from None
+
+    def all(self) -> list[AssetInfo]:
+        return sorted(self._infos.values(), key=lambda a: a.asset_id)
+
+    def by_category(self, category: str, source: str | None = None) -> list[AssetInfo]:
+        return [
+            a
+            for a in self.all()
+            if a.category == category and (source is None or a.source == source)
+        ]
+
+    def categories(self) -> list[str]:
+        return sorted({a.category for a in self._infos.values()})
+
+    def load_mesh(self, asset_id: str, params: dict[str, Any] | None = None) -> Mesh:
+        params = params or {}
+        key = asset_id + json.dumps(params, sort_keys=True)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        info = self.get(asset_id)
+        mesh = self.sources[info.source].load(info, params)
+        self._cache[key] = mesh
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return mesh

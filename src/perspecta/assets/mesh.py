@@ -1,0 +1,59 @@
+"""The in-memory mesh every asset source produces and every renderer consumes.
+
+A mesh is a list of parts; each part is a triangle soup (three vertices per face,
+no index buffer) with one base colour and optionally a texture. Triangle soups keep
+renderers trivial (flat arrays straight into a vertex buffer) and make per-part
+materials, which SH3D's multi-material OBJ files need, a plain loop.
+
+All coordinates are in the asset's *canonical* frame: metres, +X front, +Y left,
++Z up, origin at the bottom centre of the bounding box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class MeshPart:
+    positions: np.ndarray  # (N, 3) float32, N divisible by 3
+    normals: np.ndarray  # (N, 3) float32, unit length
+    color: tuple[float, float, float] = (0.7, 0.7, 0.7)  # sRGB base colour in [0, 1]
+    uvs: np.ndarray | None = None  # (N, 2) float32 when textured
+    texture: np.ndarray | None = None  # (H, W, 3) uint8 sRGB when textured
+    tintable: bool = True  # an object's colour override recolours tintable parts
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.positions = np.ascontiguousarray(self.positions, dtype=np.float32).reshape(-1, 3)
+        self.normals = np.ascontiguousarray(self.normals, dtype=np.float32).reshape(-1, 3)
+        if self.uvs is not None:
+            self.uvs = np.ascontiguousarray(self.uvs, dtype=np.float32).reshape(-1, 2)
+
+
+@dataclass
+class Mesh:
+    parts: list[MeshPart] = field(default_factory=list)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        allp = np.concatenate([p.positions for p in self.parts])
+        return allp.min(axis=0), allp.max(axis=0)
+
+    def extent(self) -> np.ndarray:
+        lo, hi = self.bounds()
+        return hi - lo
+
+    @property
+    def n_triangles(self) -> int:
+        return sum(len(p.positions) // 3 for p in self.parts)
+
+
+def flat_normals(positions: np.ndarray) -> np.ndarray:
+    """Per-vertex normals of a triangle soup, one face normal repeated three times."""
+    tri = np.asarray(positions, dtype=np.float64).reshape(-1, 3, 3)
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(n, axis=1, keepdims=True)
+    n = np.divide(n, length, out=np.zeros_like(n), where=length > 0)
+    return np.repeat(n, 3, axis=0).astype(np.float32)

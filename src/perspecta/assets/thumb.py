@@ -1,0 +1,64 @@
+"""A four-view sheet of one asset with its canonical axes drawn, to check annotations by eye.
+
+If the red arrow (+X, front) does not come out of the object's face, headlights or
+open side, the asset's ``front`` annotation is wrong; if the blue arrow (+Z) does not
+point up, its ``up`` is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from perspecta.assets.library import AssetLibrary
+from perspecta.world.scene import Camera, Ground, Pose, Scene, SceneObject
+
+VIEWS = (("front", 0.0), ("left", 90.0), ("back", 180.0), ("right", 270.0))
+AXES = (((1.0, 0.0, 0.0), (230, 40, 40), "+X front"), ((0.0, 1.0, 0.0), (40, 170, 40), "+Y left"),
+        ((0.0, 0.0, 1.0), (50, 80, 230), "+Z up"))
+
+
+def thumbnail_sheet(library: AssetLibrary, asset_id: str, out: Path, *, size: int = 256, params: dict | None = None) -> Path:
+    from perspecta.render.base import get_renderer
+
+    info = library.get(asset_id)
+    params = params or {}
+    ext = library.load_mesh(asset_id, params).extent()
+    obj = SceneObject(id="obj0", asset_id=asset_id, category=info.category, pose=Pose(), size=tuple(float(v) for v in ext),
+                      has_front=info.has_front, symmetric=info.symmetric, params=params)
+    radius = float(np.linalg.norm(ext)) / 2 or 1.0
+    centre = (0.0, 0.0, float(ext[2]) / 2)
+    renderer = get_renderer("gl", library=library)
+    tiles = []
+    font = ImageFont.load_default(size=max(10, size // 16))
+    try:
+        for name, azimuth in VIEWS:
+            dist = radius / math.tan(math.radians(20)) * 1.15
+            a = math.radians(azimuth)
+            eye = (centre[0] + dist * math.cos(a) * 0.94, centre[1] + dist * math.sin(a) * 0.94, centre[2] + dist * 0.34)
+            cam = Camera(position=eye, look_at=centre, fov_y=40.0, width=size, height=size)
+            scene = Scene(scene_id=f"thumb-{name}", seed=0, kind="studio", objects=[obj], cameras=[cam], ground=Ground())
+            img = Image.fromarray(renderer.render(scene, cam).rgb)
+            draw = ImageDraw.Draw(img)
+            origin = np.array(centre)
+            length = radius * 1.2
+            for axis, colour, label in AXES:
+                (u0, v0), (u1, v1) = cam.project(np.stack([origin, origin + np.array(axis) * length]))[0]
+                draw.line([(u0, v0), (u1, v1)], fill=colour, width=max(2, size // 96))
+                draw.text((u1 + 3, v1 - 3), label, fill=colour, font=font)
+            draw.text((6, 4), f"{name} view", fill=(0, 0, 0), font=font)
+            tiles.append(img)
+    finally:
+        renderer.close()
+    sheet = Image.new("RGB", (size * 4, size + size // 8), (255, 255, 255))
+    for i, t in enumerate(tiles):
+        sheet.paste(t, (i * size, size // 8))
+    ImageDraw.Draw(sheet).text((6, 2), f"{asset_id}  ({info.category}, front: {'yes' if info.has_front else 'none'})",
+                               fill=(0, 0, 0), font=font)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(out)
+    return out

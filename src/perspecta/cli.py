@@ -1,0 +1,197 @@
+"""The ``perspecta`` command line. Each command is a thin wrapper over a library call."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+app = typer.Typer(help="Spatial-reasoning benchmarks for VLMs from exact 3D ground truth.", no_args_is_help=True)
+assets_app = typer.Typer(help="Inspect the asset library.", no_args_is_help=True)
+bench_app = typer.Typer(help="Performance benchmarks (figures, not tests).", no_args_is_help=True)
+app.add_typer(assets_app, name="assets")
+app.add_typer(bench_app, name="bench")
+console = Console()
+
+RUN_DEFAULTS = {"n": 10, "seed": 0, "out": "perspecta-run"}
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+    )
+
+
+def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
+              image_size: int, resume: bool) -> dict:
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+
+    config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size)
+    start = time.perf_counter()
+    with _progress() as progress:
+        bar = progress.add_task("generating units", total=None, rate="")
+
+        def update(done: int, total: int) -> None:
+            elapsed = time.perf_counter() - start
+            progress.update(bar, completed=done, total=total, rate=f"{done / elapsed:.1f} units/s" if elapsed > 0 else "")
+
+        manifest = generate_dataset(out, config, workers=workers, resume=resume, on_progress=update)
+    manifest["_seconds"] = time.perf_counter() - start
+    return manifest
+
+
+def _summary(out: Path, manifest: dict) -> None:
+    table = Table(title=f"dataset {out}")
+    table.add_column("task")
+    table.add_column("items", justify="right")
+    for key, count in manifest["counts"]["by_task"].items():
+        table.add_row(key, str(count))
+    table.add_row("[bold]total", f"[bold]{manifest['counts']['items']}")
+    console.print(table)
+    secs = manifest.get("_seconds")
+    extra = f" in {secs:.1f} s" if secs else ""
+    console.print(f"{manifest['counts']['images']} images, {manifest['counts']['scenes']} scenes, "
+                  f"renderer {manifest['renderer']['name']} ({manifest['renderer']['version']}){extra}")
+
+
+@app.command()
+def generate(
+    out: Path = typer.Option(..., "--out", "-o", help="Dataset directory to create."),
+    suite: list[str] = typer.Option(None, "--suite", "-s", help="Suite(s) to generate; default: every registered suite."),
+    n: int = typer.Option(20, "--n", help="Units (scenes) per task; each unit yields one or more items."),
+    seed: int = typer.Option(0, "--seed", help="Root seed; the same seed gives the same dataset."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes."),
+    renderer: str = typer.Option("gl", "--renderer", help="gl (default, moderngl/EGL) or blender (Cycles)."),
+    image_size: int = typer.Option(256, "--image-size", help="Side of perspective images in pixels."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted generation in OUT."),
+) -> None:
+    """Generate a benchmark dataset."""
+    from perspecta.suites import registry
+
+    suites = suite or registry.suites()
+    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume)
+    _summary(out, manifest)
+
+
+@app.command()
+def validate(
+    directory: Path = typer.Argument(..., help="Dataset directory."),
+    no_derive: bool = typer.Option(False, "--no-derive", help="Skip re-deriving answers from geometry."),
+) -> None:
+    """Audit a dataset: schema, images, options, groups, splits, checksums and every answer."""
+    from perspecta.dataset.validate import format_report, validate_dataset
+
+    report = validate_dataset(directory, derive_answers=not no_derive)
+    console.print(format_report(report), markup=False, highlight=False)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command()
+def run(
+    out: Path = typer.Option(Path(RUN_DEFAULTS["out"]), "--out", "-o", help="Where the run writes its outputs."),
+    n: int = typer.Option(RUN_DEFAULTS["n"], "--n", help="Units per task of the default benchmark."),
+    seed: int = typer.Option(RUN_DEFAULTS["seed"], "--seed"),
+    workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = one per core)."),
+) -> None:
+    """The main job: generate a small default benchmark of every suite, validate it, summarise it.
+
+    Re-running continues (or reuses) the dataset in OUT when its configuration matches.
+    """
+    from perspecta.dataset.generate import default_workers
+    from perspecta.dataset.validate import validate_dataset
+    from perspecta.suites import registry
+
+    data = out / "dataset"
+    manifest = _generate(data, registry.suites(), n, seed, workers or default_workers(), "gl", 256, resume=True)
+    _summary(data, manifest)
+    report = validate_dataset(data)
+    if not report.ok:
+        console.print(f"[red]validation failed with {len(report.errors)} error(s):")
+        for e in report.errors[:20]:
+            console.print(f"  {e}", markup=False)
+        raise typer.Exit(1)
+    console.print(f"[green]validated[/]: every answer of {manifest['counts']['items']} items re-derived from geometry.")
+
+
+@app.command("suites")
+def list_suites() -> None:
+    """List registered suites and their tasks."""
+    from perspecta.suites import registry
+
+    table = Table()
+    table.add_column("suite")
+    table.add_column("task")
+    table.add_column("description")
+    for s in registry.suites():
+        for t in registry.tasks(s):
+            table.add_row(s, t.name, t.description)
+    console.print(table)
+
+
+@assets_app.command("list")
+def assets_list(
+    category: Optional[str] = typer.Option(None, "--category", "-c"),
+    source: Optional[str] = typer.Option(None, "--source"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON records instead of a table."),
+    user_dir: list[Path] = typer.Option(None, "--user-dir", help="Extra folder(s) with sidecar-annotated meshes."),
+) -> None:
+    """List available assets (procedural, SH3D furniture, user folders)."""
+    from perspecta.assets.library import AssetLibrary
+
+    lib = AssetLibrary.default(user_dirs=user_dir or None)
+    infos = [a for a in lib.all() if (category is None or a.category == category) and (source is None or a.source == source)]
+    if as_json:
+        for a in infos:
+            sys.stdout.write(json.dumps(a.to_dict()) + "\n")
+        return
+    table = Table(title=f"{len(infos)} assets")
+    for col in ("asset_id", "category", "front", "size (m)", "license"):
+        table.add_column(col)
+    for a in infos:
+        table.add_row(a.asset_id, a.category, "yes" if a.has_front else "none",
+                      " x ".join(f"{v:.2f}" for v in a.size), a.license)
+    console.print(table)
+
+
+@assets_app.command("thumb")
+def assets_thumb(
+    asset_id: str = typer.Argument(..., help="Asset id, e.g. proc:car or sh3d:..."),
+    out: Path = typer.Option(..., "--out", "-o", help="PNG to write."),
+    size: int = typer.Option(256, "--size", help="Side of each of the four views."),
+    user_dir: list[Path] = typer.Option(None, "--user-dir"),
+) -> None:
+    """Render a 4-view sheet (front, left, back, right) with the canonical axes drawn."""
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.assets.thumb import thumbnail_sheet
+
+    lib = AssetLibrary.default(user_dirs=user_dir or None)
+    thumbnail_sheet(lib, asset_id, out, size=size)
+    console.print(f"wrote {out}")
+
+
+@bench_app.command("render")
+def bench_render(
+    frames: int = typer.Option(30, "--frames", help="Frames per measurement."),
+    renderers: list[str] = typer.Option(["gl"], "--renderer", help="gl and/or blender."),
+    units: int = typer.Option(40, "--units", help="Units for the end-to-end generate measurement."),
+) -> None:
+    """Images/s at 256² and 512², panorama seconds, and end-to-end generate items/s."""
+    from perspecta.bench import run_render_bench
+
+    console.print(run_render_bench(frames=frames, renderers=renderers, units=units))
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,71 @@
+#version 330
+// Linear-space Lambert shading: hemispherical ambient + sun with a PCF shadow map
+// + an optional unshadowed interior fill light. Output is linear RGB; the resolve
+// pass averages the SSAA samples and encodes sRGB.
+uniform vec3 u_eye;
+uniform vec3 u_albedo;          // linear RGB
+uniform int u_texture_mode;     // 0 none, 1 texture, 2 texture luminance * albedo (tinted)
+uniform sampler2D u_tex;
+uniform int u_has_shadow;
+uniform sampler2DShadow u_shadow;
+uniform mat4 u_light_vp;
+uniform float u_texel_world;    // shadow-map texel size in metres
+uniform float u_depth_range;    // metres covered by the shadow map's depth [0, 1]
+uniform vec3 u_sun_dir;         // unit vector from the sun toward the scene
+uniform vec3 u_sun_rgb;         // linear colour * intensity
+uniform vec3 u_ambient_rgb;     // linear colour * ambient
+uniform vec3 u_fill_pos;
+uniform vec3 u_fill_rgb;        // zero outdoors
+in vec3 v_world;
+in vec3 v_normal;
+in vec2 v_uv;
+out vec4 f_color;
+
+vec3 srgb_to_linear(vec3 c) {
+    return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), step(vec3(0.04045), c));
+}
+
+float sun_visibility(vec3 p, vec3 n, float ndl) {
+    // normal offset plus a slope-scaled bias wide enough for the PCF kernel (+-2.5
+    // texels): a surface at angle theta to the light changes depth by tan(theta) per texel
+    vec4 l = u_light_vp * vec4(p + n * u_texel_world, 1.0);
+    float slope = min(sqrt(max(1.0 - ndl * ndl, 0.0)) / max(ndl, 1e-3), 10.0);
+    float bias = u_texel_world * (1.0 + 2.5 * slope) / u_depth_range;
+    vec3 s = l.xyz * 0.5 + 0.5;  // orthographic: w == 1
+    if (s.x < 0.0 || s.x > 1.0 || s.y < 0.0 || s.y > 1.0) return 1.0;
+    float ref = min(s.z, 1.0) - bias;
+    vec2 texel = 1.0 / vec2(textureSize(u_shadow, 0));
+    float sum = 0.0;
+    for (int i = -1; i <= 1; i++) {
+        for (int j = -1; j <= 1; j++) {
+            sum += texture(u_shadow, vec3(s.xy + vec2(i, j) * texel * 1.5, ref));
+        }
+    }
+    return sum / 9.0;
+}
+
+void main() {
+    vec3 n = normalize(v_normal);
+    vec3 to_eye = u_eye - v_world;
+    if (dot(n, to_eye) < 0.0) n = -n;  // two-sided: soups may have inconsistent winding
+
+    vec3 albedo = u_albedo;
+    if (u_texture_mode != 0) {
+        vec3 t = srgb_to_linear(texture(u_tex, v_uv).rgb);
+        if (u_texture_mode == 1) {
+            albedo = t;
+        } else {
+            float lum = dot(t, vec3(0.2126, 0.7152, 0.0722));
+            albedo = u_albedo * clamp(lum * 2.0, 0.0, 1.0);
+        }
+    }
+
+    float ndl = max(dot(n, -u_sun_dir), 0.0);
+    float vis = 1.0;
+    if (u_has_shadow != 0 && ndl > 0.0) vis = sun_visibility(v_world, n, ndl);
+    vec3 hemi = u_ambient_rgb * mix(0.55, 1.0, n.z * 0.5 + 0.5);
+    vec3 light = hemi + u_sun_rgb * ndl * vis;
+    vec3 to_fill = u_fill_pos - v_world;
+    light += u_fill_rgb * max(dot(n, normalize(to_fill)), 0.0);
+    f_color = vec4(albedo * light, 1.0);
+}

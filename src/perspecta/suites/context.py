@@ -1,0 +1,82 @@
+"""What a task generator is handed for one unit of work, and the seeds behind it.
+
+Seeds: a unit's seed derives from (root seed, suite, task, unit index) through
+``numpy.random.SeedSequence`` with a stable spawn key, so a unit can be regenerated
+alone and parallel workers reproduce a serial run exactly.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PIL import Image
+
+if TYPE_CHECKING:
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.render.base import Renderer
+    from perspecta.world.scene import Scene
+
+
+def stable_key(text: str) -> int:
+    """A process-independent 32-bit key for a name (Python's hash() is salted)."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def unit_seed_sequence(root_seed: int, suite: str, task: str, index: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(root_seed, spawn_key=(stable_key(suite), stable_key(task), index))
+
+
+def unit_seed(root_seed: int, suite: str, task: str, index: int) -> int:
+    """The integer seed stored with every item of a unit (enough to regenerate it)."""
+    return int(unit_seed_sequence(root_seed, suite, task, index).generate_state(1, np.uint32)[0])
+
+
+@dataclass
+class TaskContext:
+    suite: str
+    task: str
+    index: int
+    root_seed: int
+    library: AssetLibrary
+    renderer: Renderer
+    out_dir: Path
+    config: dict[str, Any] = field(default_factory=dict)
+    scenes: list[Scene] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.seed = unit_seed(self.root_seed, self.suite, self.task, self.index)
+        self.rng = np.random.default_rng(unit_seed_sequence(self.root_seed, self.suite, self.task, self.index))
+
+    @property
+    def scene_prefix(self) -> str:
+        return f"{self.suite}-{self.task}-{self.index:06d}"
+
+    def add_scene(self, scene: Scene) -> Scene:
+        """Record a scene so it is written to ``scenes.jsonl`` for answer re-derivation."""
+        self.scenes.append(scene)
+        return scene
+
+    def item_id(self, variant: str, suffix: str = "") -> str:
+        """``<suite>/<task>/<variant>/<unit index>[-<suffix>]``; the suffix tells apart the
+        several items one unit makes (e.g. its coarse and granular questions)."""
+        return f"{self.suite}/{self.task}/{variant}/{self.index:06d}" + (f"-{suffix}" if suffix else "")
+
+    def save_image(self, rgb: np.ndarray, name: str) -> str:
+        """Write a PNG under ``images/<suite>/<task>/`` and return its dataset-relative path.
+
+        PNG is written without timestamps or other varying chunks, so the same pixels
+        always give the same bytes.
+        """
+        rel = Path("images") / self.suite / self.task / f"{self.index:06d}_{name}.png"
+        path = self.out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".png.tmp")
+        Image.fromarray(np.ascontiguousarray(rgb)).save(tmp, format="PNG", optimize=False, compress_level=6)
+        tmp.replace(path)
+        self.images.append(rel.as_posix())
+        return rel.as_posix()

@@ -1,0 +1,387 @@
+"""Building blocks shared by the scene samplers: asset instancing, 2D footprints,
+camera placement and the projected-visibility check.
+
+Everything here is a pure function of its arguments (and of the ``rng`` it is
+handed), so a sampler that draws from one generator in a fixed order reproduces the
+same scene from the same seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from perspecta.world.scene import RGB, Camera, Light, Pose, SceneObject
+
+if TYPE_CHECKING:
+    from perspecta.assets.library import AssetInfo, AssetLibrary
+
+
+class SamplingError(RuntimeError):
+    """A sampler could not satisfy its constraints within its attempt budget."""
+
+
+# --------------------------------------------------------------------------- categories
+
+# Alternative spellings a source may use for the same thing. Lookup is on normalised
+# names (lower case, spaces and hyphens as underscores).
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "nightstand": ("nightstand", "bedside_table", "night_table"),
+    "tv": ("tv", "television", "tv_set"),
+    "refrigerator": ("refrigerator", "fridge"),
+    "bathtub": ("bathtub", "bath", "tub"),
+    "sink": ("sink", "washbasin", "basin"),
+    "toilet": ("toilet", "toilets", "wc"),
+    "bookcase": ("bookcase", "bookshelf", "shelves", "shelf"),
+    "cabinet": ("cabinet", "cupboard", "dresser", "drawers"),
+    "plant": ("plant", "potted_plant", "indoor_plant", "houseplant"),
+    "sofa": ("sofa", "couch"),
+    "stove": ("stove", "cooker", "oven", "range"),
+    "person": ("person", "people", "human", "man", "woman"),
+    "bicycle": ("bicycle", "bike"),
+    "car": ("car", "automobile"),
+    "coffee_table": ("coffee_table",),
+    "teddy_bear": ("teddy_bear", "teddy"),
+    "mug": ("mug", "cup", "coffee_cup", "coffee_mug"),
+}
+
+
+def normalise_category(name: str) -> str:
+    return name.strip().lower().replace(" ", "_").replace("-", "_")
+
+
+def available_categories(library: AssetLibrary, sources: Sequence[str] | None = None) -> list[str]:
+    """Library categories that have at least one asset from ``sources`` (all when None)."""
+    cats = {a.category for a in library.all() if sources is None or a.source in sources}
+    return sorted(cats)
+
+
+def resolve_category(
+    library: AssetLibrary, wanted: str, sources: Sequence[str] | None = None
+) -> str | None:
+    """The library's own spelling of ``wanted`` (or of a synonym), or None if absent."""
+    by_norm: dict[str, str] = {}
+    for cat in available_categories(library, sources):
+        by_norm.setdefault(normalise_category(cat), cat)
+    key = normalise_category(wanted)
+    for alt in (key, *SYNONYMS.get(key, ())):
+        if alt in by_norm:
+            return by_norm[alt]
+    return None
+
+
+def assets_in(library: AssetLibrary, category: str, sources: Sequence[str] | None = None) -> list[AssetInfo]:
+    return [a for a in library.by_category(category) if sources is None or a.source in sources]
+
+
+# --------------------------------------------------------------------------- instances
+
+
+@dataclass
+class Instance:
+    """An asset chosen for one object, with its per-instance params, scale and size."""
+
+    info: AssetInfo
+    params: dict[str, Any]
+    scale: float
+    size: np.ndarray  # scaled canonical extent (depth x, width y, height z)
+    color: RGB | None = None
+
+    @property
+    def radius(self) -> float:
+        """Radius of the bounding sphere of the scaled box."""
+        return float(np.linalg.norm(self.size) / 2)
+
+
+def is_procedural(info: AssetInfo) -> bool:
+    return info.asset_id.startswith("proc:")
+
+
+def draw_params(rng: np.random.Generator, info: AssetInfo) -> dict[str, Any]:
+    """Per-instance params: procedural families get a seed so proportions vary."""
+    if is_procedural(info):
+        return {"seed": int(rng.integers(0, 2**31 - 1))}
+    return {}
+
+
+def instantiate(
+    rng: np.random.Generator,
+    library: AssetLibrary,
+    info: AssetInfo,
+    *,
+    scale: float | None = None,
+    max_dim_range: tuple[float, float] | None = None,
+    color: RGB | None = None,
+) -> Instance:
+    """Draw params, load the mesh and fix the scale.
+
+    ``max_dim_range`` shrinks objects whose largest native dimension exceeds the upper
+    bound to a largest dimension drawn from the range (tabletop toys); small objects
+    keep their real size.
+    """
+    params = draw_params(rng, info)
+    extent = np.asarray(library.load_mesh(info.asset_id, params).extent(), dtype=float)
+    if np.any(extent <= 0):
+        raise ValueError(f"asset {info.asset_id} has a degenerate extent {extent.tolist()}")
+    s = 1.0 if scale is None else float(scale)
+    if max_dim_range is not None:
+        lo, hi = max_dim_range
+        target = float(rng.uniform(lo, hi))
+        if extent.max() * s > hi:
+            s = target / float(extent.max())
+    s = round(s, 5)
+    return Instance(info=info, params=params, scale=s, size=extent * s, color=color)
+
+
+def make_object(obj_id: str, inst: Instance, x: float, y: float, yaw: float, z: float = 0.0) -> SceneObject:
+    yaw = round(float(yaw) % 360.0, 4)
+    return SceneObject(
+        id=obj_id,
+        asset_id=inst.info.asset_id,
+        category=inst.info.category,
+        pose=Pose(position=(round(float(x), 5), round(float(y), 5), round(float(z), 5)), yaw=yaw),
+        scale=inst.scale,
+        size=(float(inst.size[0]), float(inst.size[1]), float(inst.size[2])),
+        has_front=bool(inst.info.has_front),
+        symmetric=bool(inst.info.symmetric),
+        color=inst.color,
+        params=dict(inst.params),
+    )
+
+
+def renumber(objects: list[SceneObject]) -> list[SceneObject]:
+    """Give objects the ids obj0, obj1, ... in list order."""
+    for i, o in enumerate(objects):
+        o.id = f"obj{i}"
+    return objects
+
+
+# --------------------------------------------------------------------------- footprints
+
+
+@dataclass(frozen=True)
+class Rect:
+    """An oriented rectangle on the ground: centre, half extents along its own x/y, yaw (deg)."""
+
+    cx: float
+    cy: float
+    hx: float
+    hy: float
+    yaw: float = 0.0
+
+    @classmethod
+    def of(cls, obj: SceneObject) -> Rect:
+        """The ground footprint of an upright object (its bbox seen from above)."""
+        x, y, _ = obj.pose.position
+        return cls(float(x), float(y), obj.size[0] / 2, obj.size[1] / 2, obj.pose.yaw)
+
+    def axes(self) -> tuple[np.ndarray, np.ndarray]:
+        c, s = math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw))
+        return np.array([c, s]), np.array([-s, c])
+
+    def corners(self) -> np.ndarray:
+        ax, ay = self.axes()
+        c = np.array([self.cx, self.cy])
+        return np.array([c + sx * self.hx * ax + sy * self.hy * ay for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))])
+
+    def inflated(self, margin: float) -> Rect:
+        return Rect(self.cx, self.cy, self.hx + margin, self.hy + margin, self.yaw)
+
+    def radius_along(self, u: np.ndarray) -> float:
+        ax, ay = self.axes()
+        return self.hx * abs(float(ax @ u)) + self.hy * abs(float(ay @ u))
+
+    def overlaps(self, other: Rect, gap: float = 0.0) -> bool:
+        """Separating-axis test; True unless some edge normal separates the two by > gap.
+
+        A False answer guarantees a Euclidean clearance of at least ``gap``.
+        """
+        d = np.array([other.cx - self.cx, other.cy - self.cy])
+        for u in (*self.axes(), *other.axes()):
+            if abs(float(d @ u)) > self.radius_along(u) + other.radius_along(u) + gap:
+                return False
+        return True
+
+    def inside_box(self, xmin: float, xmax: float, ymin: float, ymax: float, margin: float = 0.0) -> bool:
+        c = self.corners()
+        return bool(
+            c[:, 0].min() >= xmin + margin - 1e-9
+            and c[:, 0].max() <= xmax - margin + 1e-9
+            and c[:, 1].min() >= ymin + margin - 1e-9
+            and c[:, 1].max() <= ymax - margin + 1e-9
+        )
+
+    def distance_to_point(self, p: np.ndarray) -> float:
+        ax, ay = self.axes()
+        d = np.asarray(p, dtype=float) - np.array([self.cx, self.cy])
+        qx = max(abs(float(d @ ax)) - self.hx, 0.0)
+        qy = max(abs(float(d @ ay)) - self.hy, 0.0)
+        return math.hypot(qx, qy)
+
+
+def any_overlap(rect: Rect, others: Iterable[Rect], gap: float) -> bool:
+    return any(rect.overlaps(o, gap) for o in others)
+
+
+# --------------------------------------------------------------------------- cameras
+
+
+def fit_distance(radius: float, fov_y: float, width: int, height: int, fill: float) -> float:
+    """Distance at which a sphere of ``radius`` spans ``fill`` of the narrower field of view."""
+    if not 0 < fill < 1:
+        raise ValueError(f"fill must be in (0, 1), got {fill}")
+    half_v = math.radians(fov_y) / 2
+    half_h = math.atan(math.tan(half_v) * width / height)
+    half = min(half_v, half_h)
+    return radius / math.sin(fill * half)
+
+
+def orbit_camera(
+    target: Sequence[float],
+    distance: float,
+    azimuth: float,
+    elevation: float,
+    *,
+    fov_y: float = 45.0,
+    width: int = 256,
+    height: int = 256,
+    name: str = "main",
+) -> Camera:
+    """A camera on a sphere around ``target`` looking at it.
+
+    ``azimuth`` is the world-frame direction (degrees, CCW from +X) from the target to
+    the camera, ``elevation`` the angle above the horizontal. An object with yaw equal
+    to ``azimuth`` faces this camera.
+    """
+    a, e = math.radians(azimuth), math.radians(elevation)
+    t = np.asarray(target, dtype=float)
+    pos = t + distance * np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)])
+    return Camera(
+        name=name,
+        position=(round(float(pos[0]), 5), round(float(pos[1]), 5), round(float(pos[2]), 5)),
+        look_at=(round(float(t[0]), 5), round(float(t[1]), 5), round(float(t[2]), 5)),
+        fov_y=round(float(fov_y), 4),
+        width=int(width),
+        height=int(height),
+    )
+
+
+def sample_sun(
+    rng: np.random.Generator,
+    elevation: tuple[float, float] = (35.0, 70.0),
+    intensity: tuple[float, float] = (0.9, 1.2),
+    ambient: tuple[float, float] = (0.3, 0.45),
+) -> Light:
+    az = math.radians(float(rng.uniform(0, 360)))
+    el = math.radians(float(rng.uniform(*elevation)))
+    d = -np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+    warmth = float(rng.uniform(-0.05, 0.05))
+    return Light(
+        direction=(round(float(d[0]), 5), round(float(d[1]), 5), round(float(d[2]), 5)),
+        color=(round(1.0 + min(warmth, 0.0), 4), 1.0, round(1.0 - max(warmth, 0.0), 4)),
+        intensity=round(float(rng.uniform(*intensity)), 4),
+        ambient=round(float(rng.uniform(*ambient)), 4),
+    )
+
+
+def jitter_color(rng: np.random.Generator, base: Sequence[float], amount: float = 0.04) -> RGB:
+    c = np.clip(np.asarray(base, dtype=float) + rng.uniform(-amount, amount, 3), 0.0, 1.0)
+    return (round(float(c[0]), 4), round(float(c[1]), 4), round(float(c[2]), 4))
+
+
+# --------------------------------------------------------------------------- visibility
+
+
+def _convex_hull(points: np.ndarray) -> np.ndarray:
+    """Counter-clockwise (in u-right, v-down pixel axes: the sign is consistent) hull."""
+    pts = sorted({(float(p[0]), float(p[1])) for p in points})
+    if len(pts) <= 2:
+        return np.array(pts)
+
+    def cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[tuple[float, float]] = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper: list[tuple[float, float]] = []
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def _in_hull(hull: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    if len(hull) < 3:
+        return np.zeros(len(pts), dtype=bool)
+    inside = np.ones(len(pts), dtype=bool)
+    for i in range(len(hull)):
+        a, b = hull[i], hull[(i + 1) % len(hull)]
+        cr = (b[0] - a[0]) * (pts[:, 1] - a[1]) - (b[1] - a[1]) * (pts[:, 0] - a[0])
+        inside &= cr >= 0
+    return inside
+
+
+@dataclass
+class Visibility:
+    """How one object appears in a perspective camera (from its oriented bounding box)."""
+
+    object_id: str
+    box: tuple[float, float, float, float]  # u_min, v_min, u_max, v_max (pixels)
+    depth: float  # camera-frame z of the bbox centre
+    in_front: bool  # every bbox corner is in front of the camera
+    inside: bool  # the projected box lies inside the image (with the given margin)
+    visible_fraction: float  # share of its projected hull not covered by nearer hulls
+
+
+def visibility(
+    objects: Sequence[SceneObject], camera: Camera, *, margin: float = 0.0, samples: int = 24
+) -> list[Visibility]:
+    """Geometric visibility of each object's bbox in ``camera`` (perspective only).
+
+    An object's visible fraction is estimated on a ``samples`` x ``samples`` grid over
+    its projected box: grid points inside the convex hull of its projected corners that
+    fall inside the hull of any object whose centre is nearer to the camera count as
+    covered. Bboxes enclose the meshes, so this overestimates occlusion: a threshold
+    on it is a conservative guarantee.
+    """
+    if camera.projection != "perspective":
+        raise ValueError("visibility() needs a perspective camera")
+    hulls, infos = [], []
+    for o in objects:
+        uv, z = camera.project(o.corners())
+        _, zc = camera.project(o.center()[None])
+        front = bool(np.all(z > 1e-3))
+        box = (float(uv[:, 0].min()), float(uv[:, 1].min()), float(uv[:, 0].max()), float(uv[:, 1].max()))
+        inside = front and (
+            box[0] >= margin
+            and box[1] >= margin
+            and box[2] <= camera.width - margin
+            and box[3] <= camera.height - margin
+        )
+        hulls.append(_convex_hull(uv) if front else np.zeros((0, 2)))
+        infos.append((box, float(zc[0]), front, inside))
+    out = []
+    t = (np.arange(samples) + 0.5) / samples
+    for i, o in enumerate(objects):
+        box, depth, front, inside = infos[i]
+        frac = 0.0
+        if front:
+            uu, vv = np.meshgrid(box[0] + t * (box[2] - box[0]), box[1] + t * (box[3] - box[1]))
+            pts = np.stack([uu.ravel(), vv.ravel()], axis=1)
+            pts = pts[_in_hull(hulls[i], pts)]
+            if len(pts):
+                covered = np.zeros(len(pts), dtype=bool)
+                for j in range(len(objects)):
+                    if j != i and infos[j][2] and infos[j][1] < depth:
+                        covered |= _in_hull(hulls[j], pts)
+                frac = 1.0 - float(covered.mean())
+        out.append(Visibility(o.id, box, depth, front, inside, frac))
+    return out
