@@ -21,7 +21,7 @@ from perspecta.render.panorama import (
     project_equirect,
     world_to_longitude_latitude,
 )
-from perspecta.world.scene import Camera, Ground, Light, Pose, Room, Scene, SceneObject
+from perspecta.world.scene import Camera, Light, Pose, Room, Scene, SceneObject
 
 RED = (0.9, 0.1, 0.1)
 BLUE = (0.2, 0.3, 0.8)
@@ -383,3 +383,26 @@ def test_mesh_cache_is_bounded_but_keeps_the_current_scene(source) -> None:
         assert len(r._meshes) == 5
         r.render(_scene(objs[:1]), cam)
         assert len(r._meshes) == 2 and 'test:box{"seed": 0}' in r._meshes
+
+
+def test_panorama_directions_on_every_cube_face(renderer) -> None:
+    # small boxes 4 m away in directions covering the up, down, back and front/right
+    # faces (and a face edge); each mask must centre on its (longitude, latitude)
+    dirs = [(120.0, 60.0), (-60.0, -65.0), (-150.0, 20.0), (45.0, 0.0), (10.0, 80.0)]
+    basis = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # PANO_CAM fwd/right/up
+    objs = []
+    for i, (lon, lat) in enumerate(dirs):
+        lo, la = math.radians(lon), math.radians(lat)
+        local = np.array([math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)])
+        c = np.asarray(PANO_CAM.position) + 4.0 * local @ basis
+        objs.append(SceneObject(f"o{i}", "test:box", "box", Pose((c[0], c[1], c[2] - 0.1)),
+                                scale=0.2, size=(0.2, 0.2, 0.2)))
+    res = renderer.render(_scene(objs, ground=None), PANO_CAM)
+    w, h = PANO_CAM.width, PANO_CAM.height
+    for i, (lon, lat) in enumerate(dirs):
+        ys, xs = np.nonzero(res.instance == i + 1)
+        assert len(xs) > 3, (lon, lat)
+        got_lon, got_lat = pixel_to_longitude_latitude(xs.mean() + 0.5, ys.mean() + 0.5, w, h)
+        assert abs(got_lon - lon) < 3.0 and abs(got_lat - lat) < 3.0, (lon, lat, got_lon, got_lat)
+        # the box's near face is ~3.9 m away in that direction
+        assert 3.8 < float(res.depth[ys, xs].min()) < 4.0

@@ -153,6 +153,26 @@ def test_disk_cache_round_trip(tmp_path: Path) -> None:
         np.testing.assert_array_equal(pa.positions, pb.positions)
 
 
+def test_corrupt_cache_entry_is_discarded(tmp_path: Path) -> None:
+    from perspecta.assets import cache
+
+    path = cache.cache_path("user", "x", {"k": 1}, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a zip")
+    assert cache.load_mesh(path) is None
+    assert not path.exists()
+
+
+def test_cache_root_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from perspecta.assets import cache
+
+    monkeypatch.setenv("PERSPECTA_CACHE", str(tmp_path / "pc"))
+    assert cache.cache_root() == tmp_path / "pc" / "assets"
+    monkeypatch.delenv("PERSPECTA_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_root() == tmp_path / "xdg" / "perspecta" / "assets"
+
+
 def load_entry_direct(assets: Path):
     from perspecta.assets.user import load_entry, read_sidecars
 

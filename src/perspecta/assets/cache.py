@@ -29,6 +29,8 @@ import numpy as np
 from perspecta.assets.mesh import Mesh, MeshPart
 
 CACHE_FORMAT = 1
+_UMASK = os.umask(0o022)  # read the process umask once (setting it back at once)
+os.umask(_UMASK)
 
 
 def cache_root() -> Path:
@@ -73,9 +75,7 @@ def save_mesh(path: Path, mesh: Mesh) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; the cache may be shared
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; the cache may be shared
         os.replace(tmp, path)
     except BaseException:
         try:

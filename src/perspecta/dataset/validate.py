@@ -123,7 +123,6 @@ class _Audit:
         self.scenes_ok = False
         self.hashes: dict[str, str] = {}  # relative path -> sha256 of files we read
         self.image_refs: dict[str, list[str]] = defaultdict(list)  # path -> "items.jsonl:N (id ..)"
-        self._registry_error = False
 
     def error(self, msg: str) -> None:
         self.report.errors.append(msg)
@@ -381,22 +380,11 @@ class _Audit:
                     )
 
     def _lookup_task(self, registry: Any, key: tuple[str, str]) -> Any:
-        """The TaskDef for ``key``, or None if it is not registered.
-
-        If importing the built-in suites fails, tasks that are registered anyway (e.g.
-        by a plugin or a test) are still used; the import error is reported only when
-        it leaves a task of this dataset unregistered.
-        """
+        """The TaskDef for ``key``, or None if no suite registers it."""
         try:
             return registry.get_task(*key)
         except KeyError:
             return None
-        except Exception as e:  # a built-in suite module that fails to import
-            found = registry._TASKS.get(key)
-            if found is None and not self._registry_error:
-                self._registry_error = True
-                self.error(f"cannot import the built-in suites: {type(e).__name__}: {e}")
-            return found
 
     def derive(self) -> None:
         from perspecta.suites import registry

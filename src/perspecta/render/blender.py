@@ -54,6 +54,9 @@ _INSTALL_HINT = (
 #: Cycles' seed is fixed so the same scene renders to the same pixels every time.
 CYCLES_SEED = 0
 
+#: Sky colour (sRGB) behind scenes without a ground record, as in the GL renderer.
+DEFAULT_SKY = (0.78, 0.85, 0.95)
+
 # Cycles marks pixels whose first sample hit nothing with a huge Z (1e10).
 _BACKGROUND_Z = 1e9
 
@@ -229,22 +232,45 @@ class BlenderRenderer:
         im.exr_codec = "NONE"  # read back by the small parser below
 
     def _build_world(self, bscene: Any, scene: Scene) -> None:
-        """Sky colour for camera rays, a uniform white environment of ``ambient`` radiance
-        for lighting (an unoccluded diffuse surface then gets ``albedo * ambient``, the
-        GL renderer's ambient term)."""
+        """Camera rays see the GL renderer's sky: a vertical gradient from a pale horizon
+        (``0.55 sky + 0.45``, linear) to the zenith (``0.8 sky``), smoothstep over ray
+        elevation z in [-0.05, 0.6]. All other rays see a uniform environment of
+        ``ambient`` radiance in the light's colour, so an unoccluded diffuse surface
+        gets ``albedo * ambient``, the GL renderer's ambient term."""
         bpy = self._bpy
         world = bpy.data.worlds.new("perspecta_world")
         bscene.world = world
         nt = _node_tree(world)
         nt.nodes.clear()
-        sky = scene.ground.sky_color if scene.ground is not None else (0.0, 0.0, 0.0)
+        sky_srgb = scene.ground.sky_color if scene.ground is not None else DEFAULT_SKY
+        sky = srgb_to_linear(sky_srgb)
         amb = max(float(scene.light.ambient), 0.0)
-        light_rgb = srgb_to_linear(scene.light.color)
+
+        coord = nt.nodes.new("ShaderNodeTexCoord")  # world "Generated" = ray direction
+        xyz = nt.nodes.new("ShaderNodeSeparateXYZ")
+        ramp = nt.nodes.new("ShaderNodeMapRange")
+        ramp.interpolation_type = "SMOOTHSTEP"
+        ramp.clamp = True
+        ramp.inputs["From Min"].default_value = -0.05
+        ramp.inputs["From Max"].default_value = 0.6
+        ramp.inputs["To Min"].default_value = 0.0
+        ramp.inputs["To Max"].default_value = 1.0
+        mixc = nt.nodes.new("ShaderNodeMix")
+        mixc.data_type = "RGBA"
+        mixc.clamp_factor = True
+        a_in = _socket(mixc.inputs, "A_Color")
+        b_in = _socket(mixc.inputs, "B_Color")
+        a_in.default_value = (*(0.55 * sky + 0.45), 1.0)
+        b_in.default_value = (*(0.8 * sky), 1.0)
+        nt.links.new(coord.outputs["Generated"], xyz.inputs[0])
+        nt.links.new(xyz.outputs["Z"], ramp.inputs["Value"])
+        nt.links.new(ramp.outputs["Result"], _socket(mixc.inputs, "Factor_Float"))
         bg_cam = nt.nodes.new("ShaderNodeBackground")
-        bg_cam.inputs["Color"].default_value = (*srgb_to_linear(sky), 1.0)
         bg_cam.inputs["Strength"].default_value = 1.0
+        nt.links.new(_socket(mixc.outputs, "Result_Color"), bg_cam.inputs["Color"])
+
         bg_env = nt.nodes.new("ShaderNodeBackground")
-        bg_env.inputs["Color"].default_value = (*light_rgb, 1.0)
+        bg_env.inputs["Color"].default_value = (*srgb_to_linear(scene.light.color), 1.0)
         bg_env.inputs["Strength"].default_value = amb
         path = nt.nodes.new("ShaderNodeLightPath")
         mix = nt.nodes.new("ShaderNodeMixShader")
@@ -325,10 +351,10 @@ class BlenderRenderer:
                 continue
             tint = obj.color if (obj.color is not None and part.tintable) else None
             textured = part.texture is not None and part.uvs is not None
-            if textured:
-                mat = self._material(f"{obj.id}.{k}", tint or (1.0, 1.0, 1.0), part.texture)
-            else:
-                mat = self._material(f"{obj.id}.{k}", tint or part.color)
+            color = tint if tint is not None else part.color
+            mat = self._material(
+                f"{obj.id}.{k}", color, part.texture if textured else None, tint is not None
+            )
             self._add_soup(
                 bscene, f"{obj.id}.{k}", part.positions,
                 part.normals, part.uvs if textured else None, mat, m, i + 1,
@@ -374,9 +400,18 @@ class BlenderRenderer:
 
     # ------------------------------------------------------------------ helpers
     def _material(
-        self, name: str, color: tuple[float, float, float], texture: np.ndarray | None = None
+        self,
+        name: str,
+        color: tuple[float, float, float],
+        texture: np.ndarray | None = None,
+        tinted: bool = False,
     ) -> Any:
-        """A slightly glossy Principled BSDF; ``color`` is sRGB, converted to linear."""
+        """A slightly glossy Principled BSDF; ``color`` is sRGB, converted to linear.
+
+        Textured parts show their texture; a *tinted* textured part takes the tint
+        colour and keeps the texture's luminance as detail (``tint * clamp(2 * lum)``),
+        the same rule as the GL renderer.
+        """
         bpy = self._bpy
         mat = bpy.data.materials.new(name)
         nt = _node_tree(mat)
@@ -387,15 +422,24 @@ class BlenderRenderer:
         rgb = srgb_to_linear(color)
         bsdf.inputs["Base Color"].default_value = (*rgb, 1.0)
         if texture is not None:
-            img = self._image(name, texture)
             tex = nt.nodes.new("ShaderNodeTexImage")
-            tex.image = img
+            tex.image = self._image(name, texture)
             tex.interpolation = "Linear"
-            tint = nt.nodes.new("ShaderNodeVectorMath")  # texture x tint, channel-wise
-            tint.operation = "MULTIPLY"
-            tint.inputs[1].default_value = tuple(rgb)
-            nt.links.new(tex.outputs["Color"], tint.inputs[0])
-            nt.links.new(tint.outputs["Vector"], bsdf.inputs["Base Color"])
+            if not tinted:
+                nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
+            else:
+                lum = nt.nodes.new("ShaderNodeRGBToBW")  # Rec.709 luminance, linear
+                gain = nt.nodes.new("ShaderNodeMath")
+                gain.operation = "MULTIPLY"
+                gain.use_clamp = True
+                gain.inputs[1].default_value = 2.0
+                scale = nt.nodes.new("ShaderNodeVectorMath")
+                scale.operation = "SCALE"
+                scale.inputs[0].default_value = tuple(rgb)
+                nt.links.new(tex.outputs["Color"], lum.inputs["Color"])
+                nt.links.new(lum.outputs["Val"], gain.inputs[0])
+                nt.links.new(gain.outputs["Value"], _socket(scale.inputs, "Scale"))
+                nt.links.new(scale.outputs["Vector"], bsdf.inputs["Base Color"])
         return mat
 
     def _image(self, name: str, texture: np.ndarray) -> Any:
@@ -458,6 +502,14 @@ class BlenderRenderer:
 
 
 # ---------------------------------------------------------------------- module helpers
+def _socket(sockets: Any, identifier: str) -> Any:
+    """A node socket by its stable identifier (display names repeat on Mix nodes)."""
+    for sock in sockets:
+        if sock.identifier == identifier:
+            return sock
+    raise KeyError(f"no socket {identifier!r}; have {[x.identifier for x in sockets]}")
+
+
 def _node_tree(idblock: Any) -> Any:
     """The shader node tree of a material or world (Blender 5 always has one; older
     versions need ``use_nodes``, which 5.x deprecates)."""

@@ -202,7 +202,9 @@ class GLRenderer:
             if self.msaa:
                 if self.msaa > ctx.max_samples:
                     raise ValueError(f"msaa={self.msaa} exceeds this GL's {ctx.max_samples}")
-                resolve_src = resolve_src.replace("#version 330\n", "#version 330\n#define MSAA\n", 1)
+                resolve_src = resolve_src.replace(
+                    "#version 330\n", "#version 330\n#define MSAA\n", 1
+                )
             self._prog_resolve = ctx.program(
                 vertex_shader=_load_shader("fullscreen.vert.glsl"), fragment_shader=resolve_src
             )
@@ -454,7 +456,7 @@ class GLRenderer:
         # scene bounds for the camera's near/far planes
         pts = [np.zeros((1, 3))]
         for dr in draws:
-            pts.append(_box_corners(dr.mesh.lo, dr.mesh.hi) @ dr.model[:3, :3].T + dr.model[:3, 3])
+            pts.append(_world_box(dr))
         if scene.room is not None:
             r = scene.room
             pts.append(_box_corners(np.array([-r.width / 2, -r.depth / 2, 0.0]),
@@ -475,7 +477,7 @@ class GLRenderer:
         up = np.cross(right, d)
         basis = np.stack([right, up, d])  # light-space x, y, depth along the light
         corners = np.concatenate(
-            [_box_corners(dr.mesh.lo, dr.mesh.hi) @ dr.model[:3, :3].T + dr.model[:3, 3] for dr in draws]
+            [_world_box(dr) for dr in draws]
         )
         ls = corners @ basis.T
         # where the casters' shadows reach the ground plane (z = 0) along the light
@@ -632,7 +634,14 @@ def _mat(prog: Any, name: str, m: np.ndarray) -> None:
 
 
 def _box_corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    return np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    )
+
+
+def _world_box(dr: _Draw) -> np.ndarray:
+    """World-space corners (8, 3) of a drawn mesh's local bounding box."""
+    return _box_corners(dr.mesh.lo, dr.mesh.hi) @ dr.model[:3, :3].T + dr.model[:3, 3]
 
 
 def _quad(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -642,7 +651,8 @@ def _quad(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndar
 
 def _ground_part(g: Ground) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
     s = g.size / 2
-    pos = _quad(*(np.array(p, dtype=float) for p in ((-s, -s, 0), (s, -s, 0), (s, s, 0), (-s, s, 0))))
+    corners = ((-s, -s, 0), (s, -s, 0), (s, s, 0), (-s, s, 0))
+    pos = _quad(*(np.array(p, dtype=float) for p in corners))
     nrm = np.tile(np.array([0.0, 0.0, 1.0], dtype=np.float32), (6, 1))
     return pos, nrm, g.color
 
@@ -673,10 +683,14 @@ def _room_parts(r: Room) -> list[tuple[np.ndarray, np.ndarray, tuple[float, floa
 
 def _check_camera(camera: Camera) -> None:
     if camera.width <= 0 or camera.height <= 0:
-        raise ValueError(f"camera {camera.name!r}: size must be positive, got {camera.width}x{camera.height}")
+        raise ValueError(
+            f"camera {camera.name!r}: size must be positive, got {camera.width}x{camera.height}"
+        )
     if camera.projection == "perspective":
         if not 0 < camera.fov_y < 180:
-            raise ValueError(f"camera {camera.name!r}: fov_y must be in (0, 180), got {camera.fov_y}")
+            raise ValueError(
+                f"camera {camera.name!r}: fov_y must be in (0, 180), got {camera.fov_y}"
+            )
     elif camera.projection == "equirect":
         if camera.width != 2 * camera.height:
             raise ValueError(

@@ -181,7 +181,8 @@ def equirect_lut(width: int, height: int, face_size: int, pad: int = 1) -> Equir
         a.setflags(write=False)
     n = width * height
     matrix = csr_matrix(
-        (weight.T.reshape(-1), index.T.reshape(-1), np.arange(0, 4 * n + 1, 4)), shape=(n, 6 * p * p)
+        (weight.T.reshape(-1), index.T.reshape(-1), np.arange(0, 4 * n + 1, 4)),
+        shape=(n, 6 * p * p),
     )
     return EquirectLUT(index, weight, matrix, nearest, ray_scale, width, height, face_size, pad)
 
