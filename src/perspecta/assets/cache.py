@@ -56,6 +56,23 @@ def cache_path(namespace: str, label: str, key: dict[str, Any], root: Path | Non
     return (root or cache_root()) / namespace / f"{safe}-{digest}.npz"
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a small text cache entry atomically (temporary file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def save_mesh(path: Path, mesh: Mesh) -> None:
     """Write ``mesh`` to ``path`` atomically (temporary file + rename)."""
     arrays: dict[str, np.ndarray] = {}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import os
 import posixpath
 import re
@@ -659,12 +660,46 @@ class SH3DSource:
                 "creator": model.creator,
                 "front_axis": entry.front,
                 "note": entry.note,
+                "catalogue_path": str(model.catalogue_path),
+                "short_id": model.short_id,
             },
         )
 
     def list(self) -> list[AssetInfo]:
+        """Allow-listed models. The listing (which needs a scan of every catalogue zip
+        for licences) is cached on disk, keyed by the catalogues and the allow-list, so
+        each worker process starts in milliseconds."""
         if not self.available():
             return []
+        cache_file = self._listing_cache_file() if self.use_disk_cache else None
+        if cache_file is not None:
+            try:
+                records = json.loads(cache_file.read_text())
+                return [AssetInfo(**{**r, "size": tuple(r["size"])}) for r in records]
+            except (OSError, ValueError, TypeError, KeyError):
+                pass  # absent or unreadable: rebuild it
+        infos = self._list_uncached()
+        if cache_file is not None:
+            try:
+                disk_cache.write_text_atomic(cache_file, json.dumps([a.to_dict() for a in infos]))
+            except OSError as exc:
+                warnings.warn(f"could not write the SH3D listing cache {cache_file}: {exc}", stacklevel=2)
+        return infos
+
+    def _listing_cache_file(self) -> Path:
+        allow = self._allow_source
+        allow_key = (
+            json.dumps(allow, sort_keys=True, default=str) if isinstance(allow, dict)
+            else disk_cache.file_fingerprint(Path(allow) if allow else ALLOWLIST_PATH)
+        )
+        key = {
+            "converter": CONVERTER_VERSION,
+            "allowlist": allow_key,
+            "catalogues": [disk_cache.file_fingerprint(p) for p in self.catalogues()],
+        }
+        return disk_cache.cache_path("sh3d", "listing", key, self.cache_dir).with_suffix(".json")
+
+    def _list_uncached(self) -> list[AssetInfo]:
         models = self._catalogue_data[0]
         out = []
         missing = []
@@ -711,14 +746,17 @@ class SH3DSource:
         return out
 
     def _cache_file(self, model: SH3DModel, front: str) -> Path:
+        return self._cache_file_for(model.catalogue_path, model.catalogue, model.id, model.short_id, front)
+
+    def _cache_file_for(self, catalogue_path: Path, catalogue: str, model_id: str, short_id: str, front: str) -> Path:
         key = {
             "converter": CONVERTER_VERSION,
-            "catalogue": disk_cache.file_fingerprint(model.catalogue_path),
-            "id": model.id,
+            "catalogue": disk_cache.file_fingerprint(catalogue_path),
+            "id": model_id,
             "front": front,
             "max_texture": self.max_texture_size,
         }
-        return disk_cache.cache_path("sh3d", f"{model.catalogue}-{model.short_id}", key, self.cache_dir)
+        return disk_cache.cache_path("sh3d", f"{catalogue}-{short_id}", key, self.cache_dir)
 
     def load_model(self, model: SH3DModel, front: str = "+Z") -> Mesh:
         """Convert one catalogue entry (no caching)."""
@@ -732,13 +770,18 @@ class SH3DSource:
         model_id = info.extra.get("sh3d_id") if info.extra else None
         if not model_id:
             raise KeyError(f"{info.asset_id} is not an SH3D asset (no sh3d_id)")
-        model = self.model(model_id)
         front = info.extra.get("front_axis", "+Z")
-        path = self._cache_file(model, front) if self.use_disk_cache else None
-        if path is not None:
+        path = None
+        if self.use_disk_cache and "catalogue_path" in info.extra:
+            # the cache key comes from the listing, so a hit parses no catalogue
+            path = self._cache_file_for(Path(info.extra["catalogue_path"]), info.extra["catalogue"],
+                                        model_id, info.extra["short_id"], front)
             cached = disk_cache.load_mesh(path)
             if cached is not None:
                 return cached
+        model = self.model(model_id)
+        if self.use_disk_cache and path is None:
+            path = self._cache_file(model, front)
         mesh = self.load_model(model, front)
         if path is not None:
             try:

@@ -111,6 +111,9 @@ _WORKER: _Worker | None = None
 
 def _init_worker(out: Path, config: GenerationConfig) -> None:
     global _WORKER
+    # One rasteriser thread per worker process: the processes already fill the cores,
+    # and llvmpipe's own threads would only contend with them.
+    os.environ.setdefault("LP_NUM_THREADS", "1")
     _WORKER = _Worker(out, config)
 
 

@@ -136,7 +136,7 @@ class GLRenderer:
         library: AssetLibrary | None = None,
         ssaa: int = 2,
         *,
-        shadow_map_size: int = 2048,
+        shadow_map_size: int = 1024,
         msaa: int = 0,
         face_size: int | None = None,
         mesh_cache_size: int = 256,

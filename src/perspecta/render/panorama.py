@@ -24,7 +24,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from perspecta.world.scene import Camera
 
@@ -180,6 +179,8 @@ def equirect_lut(width: int, height: int, face_size: int, pad: int = 1) -> Equir
     for a in (index, weight, nearest, ray_scale):
         a.setflags(write=False)
     n = width * height
+    from scipy.sparse import csr_matrix  # lazy: only panoramas need it
+
     matrix = csr_matrix(
         (weight.T.reshape(-1), index.T.reshape(-1), np.arange(0, 4 * n + 1, 4)),
         shape=(n, 6 * p * p),

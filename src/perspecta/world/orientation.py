@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from typing import Literal, Union
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from perspecta.world.scene import Camera, Pose, SceneObject
 
@@ -498,6 +497,8 @@ def bbox_distance(a: SceneObject, b: SceneObject) -> float:
     lo = np.concatenate([-ha, -hb])
     hi = np.concatenate([ha, hb])
     hi = np.maximum(hi, lo + 1e-12)  # lsq_linear needs lo < hi even for flat boxes
+    from scipy.optimize import lsq_linear  # lazy: a 0.5 s import most callers never need
+
     res = lsq_linear(mat, cb - ca, bounds=(lo, hi), method="bvls", tol=1e-12)
     d = float(np.linalg.norm(mat @ res.x - (cb - ca)))
     return 0.0 if d < 1e-9 else d

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from scipy import ndimage
 
 from perspecta.world.samplers.common import (
     Instance,
@@ -567,6 +566,8 @@ def _observer(rng: np.random.Generator, layout: _Layout, walkway_fraction: float
         d_obj = np.minimum(d_obj, np.hypot(qx, qy))
     d_wall = np.minimum(layout.hw - np.abs(pts[:, 0]), layout.hd - np.abs(pts[:, 1]))
     walk = ((d_obj >= BODY) & (d_wall >= BODY)).reshape(gx.shape)
+    from scipy import ndimage  # lazy: only room sampling needs it
+
     labels, n = ndimage.label(walk)
     if n == 0:
         return None
