@@ -77,3 +77,29 @@ def test_assets_thumb_writes_a_four_view_sheet(tmp_path: Path) -> None:
     red = np.all(img == (230, 40, 40), axis=-1)
     for k in range(4):
         assert red[:, k * 128 : (k + 1) * 128].sum() > 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--suite", "nope"], "unknown suite 'nope'"),
+        (["--suite", "dori", "--renderer", "povray"], "unknown renderer 'povray'"),
+        (["--suite", "dori", "--n", "0"], "--n must be at least 1"),
+        (["--suite", "dori", "--seed", "-3"], "--seed must be a non-negative integer"),
+        (["--suite", "dori", "--workers", "0"], "--workers must be at least 1"),
+    ],
+)
+def test_generate_rejects_bad_arguments_before_writing(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "never"
+    r = cli("generate", *args, "--out", str(out))
+    assert r.returncode == 2
+    assert message in " ".join(r.stdout.split())
+    assert not out.exists()
+
+
+def test_generate_refuses_a_non_empty_directory(dataset: Path) -> None:
+    before = (dataset / "items.jsonl").read_bytes()
+    r = cli("generate", "--suite", "dori", "--n", "3", "--seed", "2", "--out", str(dataset))
+    assert r.returncode == 2
+    assert "--resume" in r.stdout
+    assert (dataset / "items.jsonl").read_bytes() == before

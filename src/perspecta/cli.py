@@ -30,8 +30,24 @@ def _progress() -> Progress:
     )
 
 
+def _fail(message: str) -> typer.Exit:
+    console.print(f"[red]error:[/] {message}", highlight=False)
+    return typer.Exit(2)
+
+
 def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
               image_size: int, resume: bool) -> dict:
+    """Run a generation with a progress bar; user errors become one clear line and exit 2."""
+    if workers < 1:
+        raise _fail(f"--workers must be at least 1, got {workers}")
+    try:
+        return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume)
+    except (FileExistsError, KeyError, ValueError) as e:
+        raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+
+
+def _generate_with_progress(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
+                            image_size: int, resume: bool) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size)

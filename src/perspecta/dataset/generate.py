@@ -50,6 +50,16 @@ class GenerationConfig:
     image_size: int = 256
     suite_config: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"--n must be at least 1, got {self.n}")
+        if self.seed < 0:
+            raise ValueError(f"--seed must be a non-negative integer, got {self.seed}")
+        if not 16 <= self.image_size <= 4096:
+            raise ValueError(f"--image-size must be between 16 and 4096, got {self.image_size}")
+        if not self.suites:
+            raise ValueError("no suites to generate")
+
     def task_config(self, suite: str) -> dict[str, Any]:
         return {"image_size": self.image_size, **self.suite_config.get(suite, {})}
 
@@ -146,7 +156,11 @@ def generate_dataset(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Generate (or finish, with ``resume``) a dataset at ``out``; return its manifest."""
+    from perspecta.render.base import check_renderer_name
+
     out = Path(out)
+    check_renderer_name(config.renderer)
+    units = plan_units(config)  # unknown suites fail here, before anything is written
     manifest_path = out / "manifest.json"
     if out.exists() and any(out.iterdir()) and not resume:
         raise FileExistsError(f"{out} is not empty; pass --resume to continue it or choose another --out")
@@ -157,7 +171,6 @@ def generate_dataset(
         return old  # already complete
     out.mkdir(parents=True, exist_ok=True)
     _check_resume_config(out, config, resume)
-    units = plan_units(config)
     todo = [u for u in units if not u.part_path(out).exists()]
     done = len(units) - len(todo)
     if on_progress:

@@ -35,14 +35,23 @@ class Renderer(Protocol):
     def close(self) -> None: ...
 
 
+RENDERERS = ("gl", "blender")
+
+
+def check_renderer_name(name: str) -> str:
+    """The canonical name for ``name``, or a ValueError listing the choices."""
+    aliases = {"gl": "gl", "moderngl": "gl", "default": "gl", "blender": "blender", "cycles": "blender"}
+    if name not in aliases:
+        raise ValueError(f"unknown renderer {name!r}; choose one of {', '.join(RENDERERS)}")
+    return aliases[name]
+
+
 def get_renderer(name: str = "gl", **kwargs: object) -> Renderer:
     """The one way to obtain a renderer by the name the CLI's ``--renderer`` takes."""
-    if name in ("gl", "moderngl", "default"):
+    if check_renderer_name(name) == "gl":
         from perspecta.render.gl import GLRenderer
 
         return GLRenderer(**kwargs)  # type: ignore[arg-type]
-    if name in ("blender", "cycles"):
-        from perspecta.render.blender import BlenderRenderer
+    from perspecta.render.blender import BlenderRenderer
 
-        return BlenderRenderer(**kwargs)  # type: ignore[arg-type]
-    raise ValueError(f"unknown renderer {name!r}; choose 'gl' or 'blender'")
+    return BlenderRenderer(**kwargs)  # type: ignore[arg-type]
