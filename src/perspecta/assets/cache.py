@@ -22,7 +22,8 @@ import re
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -56,14 +57,14 @@ def cache_path(namespace: str, label: str, key: dict[str, Any], root: Path | Non
     return (root or cache_root()) / namespace / f"{safe}-{digest}.npz"
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a small text cache entry atomically (temporary file + rename)."""
+def _write_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write a cache entry by temporary file + rename, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; the cache may be shared
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -73,8 +74,12 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    _write_atomic(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
 def save_mesh(path: Path, mesh: Mesh) -> None:
-    """Write ``mesh`` to ``path`` atomically (temporary file + rename)."""
+    """Write ``mesh`` to ``path`` atomically."""
     arrays: dict[str, np.ndarray] = {}
     meta = []
     for i, part in enumerate(mesh.parts):
@@ -87,19 +92,7 @@ def save_mesh(path: Path, mesh: Mesh) -> None:
             {"color": list(part.color), "tintable": part.tintable, "name": part.name}
         )
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; the cache may be shared
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _write_atomic(path, lambda fh: np.savez(fh, **arrays))
 
 
 def load_mesh(path: Path) -> Mesh | None:

@@ -57,3 +57,26 @@ def flat_normals(positions: np.ndarray) -> np.ndarray:
     length = np.linalg.norm(n, axis=1, keepdims=True)
     n = np.divide(n, length, out=np.zeros_like(n), where=length > 0)
     return np.repeat(n, 3, axis=0).astype(np.float32)
+
+
+def finish_triangles(
+    positions: np.ndarray, normals: np.ndarray | None, uvs: np.ndarray | None, *, mirrored: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Tidy a transformed triangle soup: restore counter-clockwise winding after a
+    mirroring transform, and make normals unit length (face normals where the file
+    gave none or degenerate ones). Shared by every file-based asset source."""
+    if mirrored:
+        order = [0, 2, 1]
+        positions = positions.reshape(-1, 3, 3)[:, order].reshape(-1, 3)
+        if normals is not None:
+            normals = normals.reshape(-1, 3, 3)[:, order].reshape(-1, 3)
+        if uvs is not None:
+            uvs = uvs.reshape(-1, 3, 2)[:, order].reshape(-1, 2)
+    if normals is None:
+        return positions, flat_normals(positions), uvs
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    good = np.isfinite(length[:, 0]) & (length[:, 0] > 1e-12)
+    normals = np.divide(normals, length, out=np.zeros_like(normals), where=good[:, None])
+    if not good.all():
+        normals[~good] = flat_normals(positions)[~good]
+    return positions, normals, uvs

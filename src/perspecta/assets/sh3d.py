@@ -43,7 +43,7 @@ import numpy as np
 
 from perspecta.assets import cache as disk_cache
 from perspecta.assets.library import AssetInfo
-from perspecta.assets.mesh import Mesh, MeshPart, flat_normals
+from perspecta.assets.mesh import Mesh, MeshPart, finish_triangles
 
 CONVERTER_VERSION = 1
 DEFAULT_DIR = Path("/usr/share/sweethome3d/furniture")
@@ -526,21 +526,7 @@ def convert_parts(
         uvs = p.uvs
         if p.normals is not None:
             nrm = p.normals @ L_inv  # inverse-transpose, as rows
-        if flip:  # a mirroring transform reverses winding; restore counter-clockwise faces
-            order = [0, 2, 1]
-            pos = pos.reshape(-1, 3, 3)[:, order].reshape(-1, 3)
-            if nrm is not None:
-                nrm = nrm.reshape(-1, 3, 3)[:, order].reshape(-1, 3)
-            if uvs is not None:
-                uvs = uvs.reshape(-1, 3, 2)[:, order].reshape(-1, 2)
-        if nrm is None:
-            nrm = flat_normals(pos)
-        else:
-            length = np.linalg.norm(nrm, axis=1, keepdims=True)
-            good = np.isfinite(length[:, 0]) & (length[:, 0] > 1e-12)
-            nrm = np.divide(nrm, length, out=np.zeros_like(nrm), where=good[:, None])
-            if not good.all():  # degenerate normals in the file: use the face normal there
-                nrm[~good] = flat_normals(pos)[~good]
+        pos, nrm, uvs = finish_triangles(pos, nrm, uvs, mirrored=flip)
         parts.append(
             MeshPart(
                 positions=pos,

@@ -32,7 +32,7 @@ import numpy as np
 
 from perspecta.assets import cache as disk_cache
 from perspecta.assets.library import AssetInfo
-from perspecta.assets.mesh import Mesh, MeshPart, flat_normals
+from perspecta.assets.mesh import Mesh, MeshPart, finish_triangles
 
 CONVERTER_VERSION = 1
 MESH_SUFFIXES = (".glb", ".gltf", ".obj", ".ply", ".stl")
@@ -310,20 +310,7 @@ def load_entry(entry: UserEntry) -> Mesh:
     for pos, nrm, uvs, color, tex, flip, name in raw:
         p = (pos @ R.T - offset) * scale
         n = None if nrm is None else nrm @ rot.T
-        if flip:  # the node transform mirrors: restore counter-clockwise winding
-            p = p.reshape(-1, 3, 3)[:, [0, 2, 1]].reshape(-1, 3)
-            if n is not None:
-                n = n.reshape(-1, 3, 3)[:, [0, 2, 1]].reshape(-1, 3)
-            if uvs is not None:
-                uvs = uvs.reshape(-1, 3, 2)[:, [0, 2, 1]].reshape(-1, 2)
-        if n is None:
-            n = flat_normals(p)
-        else:
-            length = np.linalg.norm(n, axis=1, keepdims=True)
-            good = np.isfinite(length[:, 0]) & (length[:, 0] > 1e-12)
-            n = np.divide(n, length, out=np.zeros_like(n), where=good[:, None])
-            if not good.all():
-                n[~good] = flat_normals(p)[~good]
+        p, n, uvs = finish_triangles(p, n, uvs, mirrored=flip)
         parts.append(
             MeshPart(
                 positions=p,

@@ -42,7 +42,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from perspecta.assets.library import AssetLibrary
-from perspecta.assets.mesh import MeshPart
 from perspecta.render.base import RenderResult
 from perspecta.world.scene import Camera, Scene
 
