@@ -100,3 +100,23 @@ def test_killed_generation_resumes_to_the_same_bytes(serial: Path, tmp_path: Pat
     result = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert tree_digest(out) == tree_digest(serial)
+
+
+def test_splits_change_labels_not_scenes(serial: Path, tmp_path: Path) -> None:
+    """Splits are assigned per unit (so disjoint by image) and never perturb the sampling."""
+    out = tmp_path / "split"
+    generate_dataset(out, GenerationConfig(suites=["dori"], n=N, seed=7, splits={"train": 0.5, "test": 0.5}))
+    images = {k: v for k, v in tree_digest(out).items() if k.startswith("images/")}
+    assert images == {k: v for k, v in tree_digest(serial).items() if k.startswith("images/")}
+    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    split_of_image: dict[str, set[str]] = {}
+    for it in items:
+        split_of_image.setdefault(it["images"][0], set()).add(it["split"])
+    assert all(len(s) == 1 for s in split_of_image.values())
+    assert {it["split"] for it in items} == {"train", "test"}  # 6 units: both occur for this seed
+    assert validate_dataset(out).ok
+
+
+def test_bad_split_specification_is_refused() -> None:
+    with pytest.raises(ValueError, match="--split"):
+        GenerationConfig(suites=["dori"], splits={"holdout": 1.0})

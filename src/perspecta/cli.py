@@ -36,21 +36,23 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-              image_size: int, resume: bool) -> dict:
+              image_size: int, resume: bool, splits: dict[str, float] | None = None) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
     if workers < 1:
         raise _fail(f"--workers must be at least 1, got {workers}")
     try:
-        return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume)
+        return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume,
+                                       splits or {"test": 1.0})
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
 
 def _generate_with_progress(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-                            image_size: int, resume: bool) -> dict:
+                            image_size: int, resume: bool, splits: dict[str, float]) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
-    config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size)
+    config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size,
+                              splits=splits)
     start = time.perf_counter()
     with _progress() as progress:
         bar = progress.add_task("generating units", total=None, rate="")
@@ -88,12 +90,18 @@ def generate(
     renderer: str = typer.Option("gl", "--renderer", help="gl (default, moderngl/EGL) or blender (Cycles)."),
     image_size: int = typer.Option(256, "--image-size", help="Side of perspective images in pixels."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted generation in OUT."),
+    split: str = typer.Option("test=1", "--split", help="Split fractions by scene, e.g. train=0.8,test=0.2."),
 ) -> None:
     """Generate a benchmark dataset."""
+    from perspecta.dataset.generate import parse_splits
     from perspecta.suites import registry
 
     suites = suite or registry.suites()
-    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume)
+    try:
+        splits = parse_splits(split)
+    except ValueError as e:
+        raise _fail(str(e)) from None
+    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits)
     _summary(out, manifest)
 
 

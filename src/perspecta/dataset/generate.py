@@ -49,6 +49,7 @@ class GenerationConfig:
     renderer: str = "gl"
     image_size: int = 256
     suite_config: dict[str, dict[str, Any]] = field(default_factory=dict)
+    splits: dict[str, float] = field(default_factory=lambda: {"test": 1.0})
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -59,9 +60,12 @@ class GenerationConfig:
             raise ValueError(f"--image-size must be between 16 and 4096, got {self.image_size}")
         if not self.suites:
             raise ValueError("no suites to generate")
+        bad = set(self.splits) - {"train", "val", "test"}
+        if bad or not self.splits or any(v < 0 for v in self.splits.values()) or sum(self.splits.values()) <= 0:
+            raise ValueError(f"--split takes train/val/test with non-negative fractions, got {self.splits}")
 
     def task_config(self, suite: str) -> dict[str, Any]:
-        return {"image_size": self.image_size, **self.suite_config.get(suite, {})}
+        return {"image_size": self.image_size, "splits": self.splits, **self.suite_config.get(suite, {})}
 
 
 def plan_units(config: GenerationConfig) -> list[Unit]:
@@ -198,7 +202,23 @@ def _command_for(config: GenerationConfig) -> str:
     parallel runs must write the same manifest bytes as a plain serial run)."""
     suites = " ".join(f"--suite {s}" for s in config.suites)
     return (f"perspecta generate {suites} --n {config.n} --seed {config.seed} "
-            f"--renderer {config.renderer} --image-size {config.image_size}")
+            f"--renderer {config.renderer} --image-size {config.image_size} --split {format_splits(config.splits)}")
+
+
+def format_splits(splits: dict[str, float]) -> str:
+    return ",".join(f"{k}={v:g}" for k, v in sorted(splits.items()))
+
+
+def parse_splits(text: str) -> dict[str, float]:
+    """``"train=0.8,test=0.2"`` -> ``{"train": 0.8, "test": 0.2}`` (clear error otherwise)."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--split expects name=fraction pairs like train=0.8,test=0.2, got {text!r}") from None
+    return out
 
 
 def _config_record(config: GenerationConfig) -> dict[str, Any]:
@@ -209,6 +229,7 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
         "renderer": config.renderer,
         "image_size": config.image_size,
         "suite_config": config.suite_config,
+        "splits": config.splits,
     }
 
 

@@ -53,6 +53,22 @@ class TaskContext:
         self.rng = np.random.default_rng(unit_seed_sequence(self.root_seed, self.suite, self.task, self.index))
 
     @property
+    def split(self) -> str:
+        """This unit's split, drawn from ``config["splits"]`` (e.g. ``{"train": 0.8, "test": 0.2}``;
+        default all test). It depends only on the unit's seed, never on ``rng``, so adding
+        splits does not change any scene; and since a unit owns its images, splits are
+        disjoint by image."""
+        splits = self.config.get("splits") or {"test": 1.0}
+        u = (self.seed % 1_000_003) / 1_000_003
+        total = float(sum(splits.values()))
+        acc = 0.0
+        for name in sorted(splits):
+            acc += splits[name] / total
+            if u < acc:
+                return name
+        return sorted(splits)[-1]
+
+    @property
     def scene_prefix(self) -> str:
         return f"{self.suite}-{self.task}-{self.index:06d}"
 

@@ -20,7 +20,7 @@ from perspecta.world.scene import Scene
 GenerateFn = Callable[[TaskContext], list[Item]]
 DeriveFn = Callable[[Item, dict[str, Scene]], str]
 
-BUILTIN_SUITES = ("dori",)
+BUILTIN_SUITES = ("dori", "spin", "pcsr", "lrr")
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,7 @@ def generate(ctx: TaskContext) -> list[Item]:
                 answer_type="mcq",
                 answer=answer,
                 group=ctx.item_id("base", granularity),
-                split=ctx.config.get("split", "test"),
+                split=ctx.split,  # type: ignore[arg-type]
                 scene_id=scene.scene_id,
                 seed=ctx.seed,
                 metadata={**metadata, "n_options": len(options), "answer_text": answer_text},

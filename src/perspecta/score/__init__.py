@@ -1,0 +1,1 @@
+"""Scoring: answer extraction, scored records and the metrics each suite registers."""

@@ -1,0 +1,1 @@
+"""The lrr suite (being implemented; registers no tasks yet)."""

@@ -1,0 +1,1 @@
+"""The pcsr suite (being implemented; registers no tasks yet)."""

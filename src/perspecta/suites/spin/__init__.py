@@ -1,0 +1,1 @@
+"""The spin suite (being implemented; registers no tasks yet)."""
