@@ -177,8 +177,9 @@ def assets_list(
             sys.stdout.write(json.dumps(a.to_dict()) + "\n")
         return
     table = Table(title=f"{len(infos)} assets")
-    for col in ("asset_id", "category", "front", "size (m)", "license"):
-        table.add_column(col)
+    table.add_column("asset_id", overflow="fold", ratio=3)
+    for col in ("category", "front", "size (m)", "license"):
+        table.add_column(col, overflow="fold", ratio=1)
     for a in infos:
         table.add_row(a.asset_id, a.category, "yes" if a.has_front else "none",
                       " x ".join(f"{v:.2f}" for v in a.size), a.license)

@@ -21,6 +21,26 @@ AXES = (((1.0, 0.0, 0.0), (230, 40, 40), "+X front"), ((0.0, 1.0, 0.0), (40, 170
         ((0.0, 0.0, 1.0), (50, 80, 230), "+Z up"))
 
 
+def _arrow(draw: ImageDraw.ImageDraw, start: tuple[float, float], tip: tuple[float, float],
+           colour: tuple[int, int, int], label: str, font: ImageFont.ImageFont, width: int) -> None:
+    """An arrow with a head at ``tip`` and its label just beyond the head, so the
+    direction reads unambiguously even when the label overlaps the object."""
+    draw.line([start, tip], fill=colour, width=width)
+    d = np.subtract(tip, start)
+    length = float(np.hypot(*d))
+    if length < 1.0:  # pointing straight at or away from the camera
+        draw.ellipse([tip[0] - 3, tip[1] - 3, tip[0] + 3, tip[1] + 3], outline=colour, width=width)
+        draw.text((tip[0] + 5, tip[1] + 5), label, fill=colour, font=font)
+        return
+    d /= length
+    normal = np.array([-d[1], d[0]])
+    head = 4.0 * width
+    base = np.asarray(tip) - d * head
+    draw.polygon([tuple(tip), tuple(base + normal * head / 2), tuple(base - normal * head / 2)], fill=colour)
+    where = np.asarray(tip) + d * (head + 2)
+    draw.text(tuple(where), label, fill=colour, font=font, anchor=("l" if d[0] >= 0 else "r") + "m")
+
+
 def thumbnail_sheet(library: AssetLibrary, asset_id: str, out: Path, *, size: int = 256, params: dict | None = None) -> Path:
     from perspecta.render.base import get_renderer
 
@@ -44,11 +64,10 @@ def thumbnail_sheet(library: AssetLibrary, asset_id: str, out: Path, *, size: in
             img = Image.fromarray(renderer.render(scene, cam).rgb)
             draw = ImageDraw.Draw(img)
             origin = np.array(centre)
-            length = radius * 1.2
+            length = radius * 0.8
             for axis, colour, label in AXES:
                 (u0, v0), (u1, v1) = cam.project(np.stack([origin, origin + np.array(axis) * length]))[0]
-                draw.line([(u0, v0), (u1, v1)], fill=colour, width=max(2, size // 96))
-                draw.text((u1 + 3, v1 - 3), label, fill=colour, font=font)
+                _arrow(draw, (u0, v0), (u1, v1), colour, label, font, width=max(2, size // 96))
             draw.text((6, 4), f"{name} view", fill=(0, 0, 0), font=font)
             tiles.append(img)
     finally:
