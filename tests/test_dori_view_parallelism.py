@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from perspecta.dataset.generate import GenerationConfig, generate_dataset
+from perspecta.assets.library import AssetLibrary
 from perspecta.dataset.item import Item, letter_options
+from perspecta.render.base import get_renderer
+from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.dori.view_parallelism import BINS, derive
+from perspecta.suites.registry import get_task
 from perspecta.world.scene import Camera, Pose, Scene, SceneObject
 
 COARSE = [b[2] for b in BINS] + [CANNOT_DETERMINE]
@@ -61,9 +64,15 @@ def test_an_angle_between_bins_is_refused_not_guessed() -> None:
 
 
 def test_generated_items_follow_the_structured_prompt(tmp_path: Path) -> None:
-    out = tmp_path / "d"
-    generate_dataset(out, GenerationConfig(suites=["dori"], n=8, seed=3))
-    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    # this task's units only (the whole suite has seven tasks), built as the generator builds them
+    lib = AssetLibrary.default()
+    renderer = get_renderer("gl", library=lib)
+    task_def = get_task("dori", "view_parallelism")
+    items = [json.loads(json.dumps(it.to_dict()))
+             for i in range(8)
+             for it in task_def.generate(TaskContext("dori", "view_parallelism", i, 3, lib, renderer, tmp_path,
+                                                     config={"image_size": 128}))]
+    renderer.close()
     by_unit: dict[str, list[dict]] = {}
     for it in items:
         by_unit.setdefault(it["id"].rsplit("-", 1)[0], []).append(it)

@@ -17,6 +17,7 @@ from perspecta.dataset.generate import GenerationConfig, generate_dataset
 from perspecta.dataset.validate import validate_dataset
 
 N = 6
+TASKS = ["dori/view_parallelism"]  # one task keeps these end-to-end tests fast
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -31,7 +32,7 @@ def tree_digest(root: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def serial(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("serial") / "d"
-    generate_dataset(out, GenerationConfig(suites=["dori"], n=N, seed=7))
+    generate_dataset(out, GenerationConfig(suites=["dori"], n=N, seed=7, tasks=TASKS))
     return out
 
 
@@ -50,37 +51,37 @@ def test_generated_dataset_validates_and_has_both_granularities(serial: Path) ->
 
 def test_same_seed_gives_identical_bytes(serial: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    generate_dataset(again, GenerationConfig(suites=["dori"], n=N, seed=7))
+    generate_dataset(again, GenerationConfig(suites=["dori"], n=N, seed=7, tasks=TASKS))
     assert tree_digest(again) == tree_digest(serial)
 
 
 def test_other_seed_gives_other_dataset(serial: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
-    generate_dataset(other, GenerationConfig(suites=["dori"], n=N, seed=8))
+    generate_dataset(other, GenerationConfig(suites=["dori"], n=N, seed=8, tasks=TASKS))
     assert (other / "items.jsonl").read_bytes() != (serial / "items.jsonl").read_bytes()
 
 
 def test_two_workers_equal_serial(serial: Path, tmp_path: Path) -> None:
     par = tmp_path / "par"
-    generate_dataset(par, GenerationConfig(suites=["dori"], n=N, seed=7), workers=2)
+    generate_dataset(par, GenerationConfig(suites=["dori"], n=N, seed=7, tasks=TASKS), workers=2)
     assert tree_digest(par) == tree_digest(serial)
 
 
 def test_refuses_to_overwrite_without_resume(serial: Path) -> None:
     with pytest.raises(FileExistsError):
-        generate_dataset(serial, GenerationConfig(suites=["dori"], n=N, seed=7))
+        generate_dataset(serial, GenerationConfig(suites=["dori"], n=N, seed=7, tasks=TASKS))
 
 
 def test_resume_refuses_other_configuration(serial: Path) -> None:
     with pytest.raises(ValueError, match="different configuration"):
-        generate_dataset(serial, GenerationConfig(suites=["dori"], n=N, seed=8), resume=True)
+        generate_dataset(serial, GenerationConfig(suites=["dori"], n=N, seed=8, tasks=TASKS), resume=True)
 
 
 def test_killed_generation_resumes_to_the_same_bytes(serial: Path, tmp_path: Path) -> None:
     """SIGKILL the CLI mid-run: no manifest is left, and --resume completes to the serial bytes."""
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "perspecta.cli", "generate", "--suite", "dori", "--n", str(N),
-           "--seed", "7", "--out", str(out)]
+           "--seed", "7", "--task", TASKS[0], "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "CI": "1"})
     parts = out / ".parts" / "dori" / "view_parallelism"
     deadline = time.monotonic() + 120
@@ -105,7 +106,7 @@ def test_killed_generation_resumes_to_the_same_bytes(serial: Path, tmp_path: Pat
 def test_splits_change_labels_not_scenes(serial: Path, tmp_path: Path) -> None:
     """Splits are assigned per unit (so disjoint by image) and never perturb the sampling."""
     out = tmp_path / "split"
-    generate_dataset(out, GenerationConfig(suites=["dori"], n=N, seed=7, splits={"train": 0.5, "test": 0.5}))
+    generate_dataset(out, GenerationConfig(suites=["dori"], n=N, seed=7, tasks=TASKS, splits={"train": 0.5, "test": 0.5}))
     images = {k: v for k, v in tree_digest(out).items() if k.startswith("images/")}
     assert images == {k: v for k, v in tree_digest(serial).items() if k.startswith("images/")}
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]

@@ -20,7 +20,16 @@ app.add_typer(assets_app, name="assets")
 app.add_typer(bench_app, name="bench")
 console = Console()
 
-RUN_DEFAULTS = {"n": 10, "seed": 0, "out": "perspecta-run"}
+
+def _register_commands() -> None:
+    from perspecta.cli_eval import register
+
+    register(app)
+
+
+_register_commands()
+
+RUN_DEFAULTS = {"n": 3, "seed": 0, "out": "perspecta-run"}
 
 
 def _progress() -> Progress:
@@ -36,23 +45,25 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-              image_size: int, resume: bool, splits: dict[str, float] | None = None) -> dict:
+              image_size: int, resume: bool, splits: dict[str, float] | None = None,
+              tasks: list[str] | None = None, suite_config: dict | None = None) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
     if workers < 1:
         raise _fail(f"--workers must be at least 1, got {workers}")
     try:
         return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume,
-                                       splits or {"test": 1.0})
+                                       splits or {"test": 1.0}, tasks, suite_config or {})
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
 
 def _generate_with_progress(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-                            image_size: int, resume: bool, splits: dict[str, float]) -> dict:
+                            image_size: int, resume: bool, splits: dict[str, float],
+                            tasks: list[str] | None, suite_config: dict) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size,
-                              splits=splits)
+                              splits=splits, tasks=tasks, suite_config=suite_config)
     start = time.perf_counter()
     with _progress() as progress:
         bar = progress.add_task("generating units", total=None, rate="")
@@ -91,17 +102,23 @@ def generate(
     image_size: int = typer.Option(256, "--image-size", help="Side of perspective images in pixels."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted generation in OUT."),
     split: str = typer.Option("test=1", "--split", help="Split fractions by scene, e.g. train=0.8,test=0.2."),
+    task: list[str] = typer.Option(None, "--task", "-t", help="Only these tasks (suite/task, repeatable)."),
+    suite_config: list[str] = typer.Option(None, "--suite-config", "-c",
+                                           help="Per-suite setting suite.key=value, e.g. dori.prompt_style=unstructured."),
 ) -> None:
     """Generate a benchmark dataset."""
-    from perspecta.dataset.generate import parse_splits
+    from perspecta.dataset.generate import parse_splits, parse_suite_config
     from perspecta.suites import registry
 
     suites = suite or registry.suites()
     try:
         splits = parse_splits(split)
+        configs = parse_suite_config(suite_config or [])
     except ValueError as e:
         raise _fail(str(e)) from None
-    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits)
+    if task:
+        suites = sorted({t.split("/", 1)[0] for t in task} | set(suite or []))
+    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits, task or None, configs)
     _summary(out, manifest)
 
 
@@ -125,7 +142,8 @@ def run(
     seed: int = typer.Option(RUN_DEFAULTS["seed"], "--seed"),
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = one per core)."),
 ) -> None:
-    """The main job: generate a small default benchmark of every suite, validate it, summarise it.
+    """The main job: generate a small default benchmark of every suite, validate it, evaluate the
+    built-in baselines (and PERSPECTA_MODEL when set) and summarise.
 
     Re-running continues (or reuses) the dataset in OUT when its configuration matches.
     """
@@ -143,6 +161,14 @@ def run(
             console.print(f"  {e}", markup=False)
         raise typer.Exit(1)
     console.print(f"[green]validated[/]: every answer of {manifest['counts']['items']} items re-derived from geometry.")
+
+    from perspecta.cli_eval import run_main_job
+
+    summary, table = run_main_job(data, out / "results")
+    console.print(table)
+    if not summary["oracle_ok"]:
+        console.print("[red]the oracle baseline did not score 100%: an answer key or the extraction is wrong")
+        raise typer.Exit(1)
 
 
 @app.command("suites")
@@ -212,6 +238,29 @@ def bench_render(
     from perspecta.bench import run_render_bench
 
     console.print(run_render_bench(frames=frames, renderers=renderers, units=units))
+
+
+@bench_app.command("harness")
+def bench_harness(
+    concurrency: list[int] = typer.Option([1, 16, 64], "--concurrency", "-c", help="Concurrency levels (repeat the flag)."),
+    items: int = typer.Option(1000, "--items", help="One-image DORI MCQ items (generated once, then cached)."),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", help="Use this dataset directory as it is instead."),
+    peers: list[str] = typer.Option(["lmms-eval", "inspect-ai"], "--peer",
+                                    help="Peers to run beside ours (venvs from benchmarks/harness/setup_peers.sh)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the Markdown report to this file."),
+) -> None:
+    """Requests/s and client CPU per item against a zero-latency local server, beside lmms-eval and inspect_ai."""
+    from perspecta.bench_harness import PEERS, run_harness_bench
+
+    unknown = sorted(set(peers) - set(PEERS))
+    if unknown:
+        raise typer.BadParameter(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}",
+                                 param_hint="--peer")
+    report = run_harness_bench(concurrency=tuple(concurrency), n_items=items, dataset=dataset, peers=tuple(peers),
+                               progress=lambda msg: console.print(msg, style="dim", highlight=False, markup=False))
+    if out is not None:
+        out.write_text(report, encoding="utf-8")
+    typer.echo(report, nl=False)  # plain Markdown: no wrapping, no markup
 
 
 def main() -> None:  # pragma: no cover

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -50,6 +51,7 @@ class GenerationConfig:
     image_size: int = 256
     suite_config: dict[str, dict[str, Any]] = field(default_factory=dict)
     splits: dict[str, float] = field(default_factory=lambda: {"test": 1.0})
+    tasks: list[str] | None = None  # "suite/task" keys to keep; None = every task of the suites
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -71,12 +73,13 @@ class GenerationConfig:
 def plan_units(config: GenerationConfig) -> list[Unit]:
     from perspecta.suites import registry
 
-    return [
-        Unit(suite, t.name, i)
-        for suite in config.suites
-        for t in registry.tasks(suite)
-        for i in range(config.n)
-    ]
+    chosen = [t for suite in config.suites for t in registry.tasks(suite)]
+    if config.tasks is not None:
+        unknown = sorted(set(config.tasks) - {t.key for t in chosen})
+        if unknown:
+            raise KeyError(f"unknown task(s) {', '.join(unknown)}; see `perspecta suites`")
+        chosen = [t for t in chosen if t.key in config.tasks]
+    return [Unit(t.suite, t.name, i) for t in chosen for i in range(config.n)]
 
 
 class _Worker:
@@ -201,8 +204,31 @@ def _command_for(config: GenerationConfig) -> str:
     """The canonical command that regenerates this dataset (not argv: resumed and
     parallel runs must write the same manifest bytes as a plain serial run)."""
     suites = " ".join(f"--suite {s}" for s in config.suites)
+    if config.tasks is not None:
+        suites += "".join(f" --task {t}" for t in config.tasks)
+    for suite, settings in sorted(config.suite_config.items()):
+        for key, value in sorted(settings.items()):
+            text = value if isinstance(value, str) else json.dumps(value)
+            suites += " --suite-config " + shlex.quote(f"{suite}.{key}={text}")
     return (f"perspecta generate {suites} --n {config.n} --seed {config.seed} "
             f"--renderer {config.renderer} --image-size {config.image_size} --split {format_splits(config.splits)}")
+
+
+def parse_suite_config(pairs: list[str]) -> dict[str, dict[str, Any]]:
+    """``["dori.prompt_style=unstructured", "pcsr.room_type=\"kitchen\""]`` -> per-suite config.
+    Values are read as JSON when they parse (numbers, lists, booleans), else as strings."""
+    out: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        key, eq, raw = pair.partition("=")
+        suite, dot, name = key.partition(".")
+        if not (eq and dot and suite and name):
+            raise ValueError(f"--suite-config expects suite.key=value, got {pair!r}")
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(suite, {})[name] = value
+    return out
 
 
 def format_splits(splits: dict[str, float]) -> str:
@@ -230,6 +256,7 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
         "image_size": config.image_size,
         "suite_config": config.suite_config,
         "splits": config.splits,
+        "tasks": config.tasks,
     }
 
 

@@ -1,8 +1,19 @@
 """DORI: object-orientation reasoning (shared/papers/dori.txt).
 
-Each task asks a coarse (categorical) and a granular (angular) question about the
-same rendered image, with the paper's five-part structured prompt and a "Cannot be
-determined" option that is the right answer for objects without a front.
+Seven tasks, each asking a coarse (categorical) and a granular (angular) question, each
+from its own rendered scene so both levels' answers are balanced; DORI's five-part
+structured prompt (or the unstructured ablation, ``prompt_style``); a "Cannot be
+determined" option that is right for objects without a front; soft accuracy and the
+paper's error analyses in :mod:`perspecta.suites.dori.scoring`.
 """
 
-from perspecta.suites.dori import view_parallelism  # noqa: F401  (registers tasks)
+from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
+    canonical,
+    compound_rotation,
+    directional_facing,
+    inter_object,
+    scoring,
+    single_axis_rotation,
+    view_parallelism,
+    viewer_scene,
+)

@@ -29,3 +29,11 @@ def structured_prompt(
         f"FORMAT YOUR RESPONSE AS: {ANSWER_FORMAT}\n\n"
         f"EXAMPLES:\n{example_text}"
     )
+
+
+def unstructured_prompt(*, task: str, options: list[Option], n_images: int = 1) -> str:
+    """The paper's Table 7 ablation: the bare question and options, with no context,
+    numbered steps or examples (the answer format stays so answers remain extractable)."""
+    option_text = "\n".join(f"{o.label}. {o.text}" for o in options)
+    images = "\n".join([IMAGE_MARKER] * n_images)
+    return f"{images}\n{task}\n\nOPTIONS:\n{option_text}\n\nFORMAT YOUR RESPONSE AS: {ANSWER_FORMAT}"

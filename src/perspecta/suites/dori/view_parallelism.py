@@ -14,7 +14,8 @@ from typing import Any
 from perspecta.dataset.item import Item, Option, letter_options
 from perspecta.render.overlay import draw_box
 from perspecta.suites.context import TaskContext
-from perspecta.suites.dori.prompts import CANNOT_DETERMINE, structured_prompt
+from perspecta.suites.dori.common import make_item, pick_asset, prompt
+from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
 from perspecta.world.oracle import camera_plane_angle, mask_bbox
 from perspecta.world.samplers import sample_studio
@@ -29,9 +30,7 @@ BINS: list[tuple[float, float, str, str]] = [
     (135.0, 180.0, "Facing away from the camera", "135 to 180 degrees"),
 ]
 MARGIN = 2.0  # degrees kept clear of every bin edge
-FRONT_CATEGORIES = ("person", "car", "chair", "dog", "armchair", "sofa", "bicycle", "cat", "horse", "tv")
-CONTROL_CATEGORIES = ("ball", "cylinder", "box", "table")
-CONTROL_RATE = 0.15
+CONTROL_RATE = 0.25  # = 1 / (number of bins + 1): "Cannot be determined" is as common as each bin
 
 
 def _bin_of(angle: float) -> tuple[float, float, str, str] | None:
@@ -69,14 +68,8 @@ def _yaw_for_angle(scene: Scene, angle: float, sign: float) -> float:
 
 
 def _pick_asset(ctx: TaskContext) -> Any:
-    lib = ctx.library
     control = ctx.rng.random() < ctx.config.get("control_rate", CONTROL_RATE)
-    cats = ctx.config.get("control_categories" if control else "categories",
-                          CONTROL_CATEGORIES if control else FRONT_CATEGORIES)
-    pool = [a for a in lib.all() if a.category in cats and a.has_front != control]
-    if not pool:
-        raise RuntimeError(f"no assets for categories {cats} in the asset library")
-    return pool[int(ctx.rng.integers(len(pool)))]
+    return pick_asset(ctx, control)
 
 
 def _options(ctx: TaskContext, texts: list[str]) -> list[Option]:
@@ -149,26 +142,12 @@ def generate(ctx: TaskContext) -> list[Item]:
         ),
     ):
         options = _options(ctx, texts)
-        answer = next(o.label for o in options if o.text == answer_text)
-        items.append(
-            Item(
-                id=ctx.item_id("base", granularity),
-                suite=SUITE,
-                task=TASK,
-                subtype=f"{TASK}_{granularity}",
-                granularity=granularity,  # type: ignore[arg-type]
-                question=structured_prompt(task=question, context=context, steps=steps, options=options, examples=examples),
-                images=[image],
-                options=options,
-                answer_type="mcq",
-                answer=answer,
-                group=ctx.item_id("base", granularity),
-                split=ctx.split,  # type: ignore[arg-type]
-                scene_id=scene.scene_id,
-                seed=ctx.seed,
-                metadata={**metadata, "n_options": len(options), "answer_text": answer_text},
-            )
-        )
+        values: dict[str, Any] = {CANNOT_DETERMINE: None}
+        for lo, hi, c, g in BINS:
+            values[c if granularity == "coarse" else g] = [lo, hi]
+        items.append(make_item(
+            ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
+            question=prompt(ctx, task=question, context=context, steps=steps, options=options, examples=examples),
+            options=options, answer_text=answer_text, values=values, metadata=metadata,
+        ))
     return items
-
-

@@ -1,1 +1,12 @@
-"""The spin suite (being implemented; registers no tasks yet)."""
+"""SpinBench (shared/papers/spinbench.txt): perspective taking and rotation.
+
+Seven task families over procedurally generated scenes, each answer re-derived from
+the stored scene: identity matching, object-relation grounding, dynamic translation,
+dynamic rotation, canonical view selection, mental rotation and perspective taking
+(view selection with occlusion levels; relation transformation with and without a
+premise). Static relations come with symmetric / syntactic variants in one ``group``;
+:mod:`perspecta.suites.spin.metrics` holds Cohen's kappa, pairwise consistency and the
+CCCC..WWWW pattern counts.
+"""
+
+from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks and metrics)

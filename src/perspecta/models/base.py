@@ -1,0 +1,78 @@
+"""The one protocol every model backend speaks: ``async generate(request) -> Response``.
+
+A request carries the prompt text with its ``<image>`` markers, the image files in
+marker order and the generation settings; baselines also read the item itself (chance
+needs the options, the oracle its scene). Backends raise :class:`BackendError` for a
+request that did not produce a response; ``retryable`` tells the runner whether
+trying again can help (429/5xx/timeouts/connection errors/garbled bodies) or not
+(a 400, a baseline that is undefined for the item).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from perspecta.dataset.item import Item
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    """Sampling settings sent with every request (part of the cache key)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 512
+    seed: int | None = None
+
+    @property
+    def deterministic(self) -> bool:
+        """Greedy decoding or a fixed sampling seed: the same request gives the same answer."""
+        return self.temperature == 0.0 or self.seed is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class InputSettings:
+    """How images are sent: ``max_side`` None = full resolution; ``depth`` = depth map beside the image."""
+
+    max_side: int | None = 256
+    depth: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Request:
+    item: Item
+    prompt: str  # the text sent, with one "<image>" marker per image, in order
+    images: list[Path]  # absolute paths, marker order
+    gen: GenConfig = field(default_factory=GenConfig)
+    inputs: InputSettings = field(default_factory=InputSettings)
+
+
+@dataclass
+class Response:
+    text: str
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+class BackendError(Exception):
+    """A request that produced no usable response."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str  # "<kind>:<model>", e.g. "openai:qwen2.5-vl-7b", "baseline:chance"
+
+    async def generate(self, request: Request) -> Response: ...
+
+    async def aclose(self) -> None: ...

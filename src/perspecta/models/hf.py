@@ -1,0 +1,101 @@
+"""Hugging Face transformers, local: image-text-to-text models via ``AutoProcessor`` and
+the model's own chat template, several images per prompt in ``<image>`` marker order.
+
+torch and transformers are imported only when this backend is built (optional extra
+``hf``). Generation is blocking, so it runs in a worker thread, one request at a time
+(a single CPU/GPU model gains nothing from overlapping calls); the runner's concurrency
+then only overlaps image preparation. Each image file is decoded once and reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from perspecta.dataset.item import IMAGE_MARKER
+from perspecta.models.base import BackendError, InputSettings, Request, Response
+
+
+def _require() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("the hf backend needs torch and transformers: pip install 'perspecta[hf]'") from e
+    return torch, transformers
+
+
+class HFBackend:
+    """``hf:<path or hub id>``; loads lazily on the first request."""
+
+    def __init__(self, path: str, *, device: str = "cpu", dtype: str | None = None,
+                 local_files_only: bool = True) -> None:
+        self.path = path
+        self.device = device
+        self.dtype = dtype
+        self.local_files_only = local_files_only
+        self.name = f"hf:{Path(path).name if Path(path).exists() else path}"
+        self._model: Any = None
+        self._processor: Any = None
+        self._lock = threading.Lock()
+        self._images: dict[tuple[str, InputSettings], Any] = {}
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        torch, tf = _require()
+        kwargs: dict[str, Any] = {"local_files_only": self.local_files_only}
+        if self.dtype:
+            kwargs["dtype"] = getattr(torch, self.dtype)
+        self._processor = tf.AutoProcessor.from_pretrained(self.path, local_files_only=self.local_files_only)
+        self._model = tf.AutoModelForImageTextToText.from_pretrained(self.path, **kwargs).to(self.device).eval()
+
+    def _image(self, path: Path, settings: InputSettings) -> Any:
+        from perspecta.models.images import load_image
+
+        key = (str(path), settings)
+        if key not in self._images:
+            self._images[key] = load_image(path, settings)
+        return self._images[key]
+
+    def messages(self, request: Request) -> list[dict[str, Any]]:
+        pieces = request.prompt.split(IMAGE_MARKER)
+        if len(pieces) - 1 != len(request.images):
+            raise BackendError(f"item {request.item.id}: {len(pieces) - 1} <image> markers but "
+                               f"{len(request.images)} images", retryable=False)
+        content: list[dict[str, Any]] = []
+        for i, text in enumerate(pieces):
+            if i > 0:
+                content.append({"type": "image"})
+            if text.strip():
+                content.append({"type": "text", "text": text.strip()})
+        return [{"role": "user", "content": content}]
+
+    def _generate_sync(self, request: Request) -> Response:
+        torch, _ = _require()
+        with self._lock:
+            self.load()
+            images = [self._image(p, request.inputs) for p in request.images]
+            prompt = self._processor.apply_chat_template(self.messages(request), add_generation_prompt=True,
+                                                         tokenize=False)
+            inputs = self._processor(text=prompt, images=images or None, return_tensors="pt").to(self.device)
+            gen = request.gen
+            kwargs: dict[str, Any] = {"max_new_tokens": gen.max_tokens, "do_sample": gen.temperature > 0}
+            if gen.temperature > 0:
+                kwargs.update(temperature=gen.temperature, top_p=gen.top_p)
+                if gen.seed is not None:
+                    torch.manual_seed(gen.seed)
+            with torch.inference_mode():
+                out = self._model.generate(**inputs, **kwargs)
+            new = out[0, inputs["input_ids"].shape[1]:]
+            text = self._processor.decode(new, skip_special_tokens=True)
+        return Response(text=text, usage={"prompt_tokens": int(inputs["input_ids"].shape[1]),
+                                          "completion_tokens": int(new.shape[0])})
+
+    async def generate(self, request: Request) -> Response:
+        return await asyncio.to_thread(self._generate_sync, request)
+
+    async def aclose(self) -> None:
+        return None

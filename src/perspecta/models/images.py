@@ -1,0 +1,95 @@
+"""Image preparation for backends: read, resize and base64-encode each file once.
+
+Peers spend most of their per-item time re-encoding images (see shared ANCHORS.md);
+here every (path, input settings) pair is encoded exactly once per process and the
+data URL reused. Images already within ``max_side`` are sent byte for byte without
+decoding; larger ones are downscaled (Lanczos) and re-encoded as PNG.
+
+Depth beside the image needs the depth map the renderer produced, stored next to the
+image as ``<stem>_depth.png`` (or ``.npy``); a dataset without them is an error.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import threading
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from perspecta.models.base import InputSettings
+
+
+class MissingDepthError(FileNotFoundError):
+    pass
+
+
+def depth_path(image: Path) -> Path:
+    for suffix in ("_depth.png", "_depth.npy"):
+        p = image.with_name(image.stem + suffix)
+        if p.is_file():
+            return p
+    raise MissingDepthError(
+        f"depth input requested but {image.name} has no depth map beside it "
+        f"({image.stem}_depth.png or .npy); this dataset was generated without saved depth"
+    )
+
+
+def _depth_image(path: Path, size: tuple[int, int]) -> Image.Image:
+    if path.suffix == ".npy":
+        d = np.load(path).astype(np.float64)
+        finite = np.isfinite(d) & (d > 0)
+        lo, hi = (d[finite].min(), d[finite].max()) if finite.any() else (0.0, 1.0)
+        g = np.where(finite, 255.0 * (1.0 - (d - lo) / max(hi - lo, 1e-9)), 0.0)
+        img = Image.fromarray(g.astype(np.uint8), "L")
+    else:
+        img = Image.open(path).convert("L")
+    return img.convert("RGB").resize(size, Image.Resampling.NEAREST)
+
+
+def load_image(path: Path, settings: InputSettings) -> Image.Image:
+    """The PIL image a backend should see under ``settings``."""
+    img = Image.open(path).convert("RGB")
+    if settings.depth:
+        depth = _depth_image(depth_path(path), img.size)
+        both = Image.new("RGB", (img.width * 2, img.height))
+        both.paste(img, (0, 0))
+        both.paste(depth, (img.width, 0))
+        img = both
+    if settings.max_side and max(img.size) > settings.max_side:
+        img.thumbnail((settings.max_side, settings.max_side), Image.Resampling.LANCZOS)
+    return img
+
+
+def _encode(path: Path, settings: InputSettings) -> tuple[str, bytes]:
+    """(mime type, bytes) of the image as sent."""
+    if not settings.depth:
+        with Image.open(path) as probe:
+            fmt, size = probe.format, probe.size
+        if fmt in ("PNG", "JPEG") and (not settings.max_side or max(size) <= settings.max_side):
+            return ("image/png" if fmt == "PNG" else "image/jpeg"), path.read_bytes()
+    buf = io.BytesIO()
+    load_image(path, settings).save(buf, format="PNG")
+    return "image/png", buf.getvalue()
+
+
+class ImageEncoder:
+    """Thread-safe cache of ``data:`` URLs keyed by (resolved path, settings)."""
+
+    def __init__(self) -> None:
+        self._urls: dict[tuple[str, InputSettings], str] = {}
+        self._lock = threading.Lock()
+        self.encodes = 0  # how many files were actually read and encoded (tests check reuse)
+
+    def data_url(self, path: Path, settings: InputSettings) -> str:
+        key = (str(Path(path).resolve()), settings)
+        url = self._urls.get(key)
+        if url is None:
+            mime, data = _encode(Path(path), settings)
+            url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            with self._lock:
+                self._urls[key] = url
+                self.encodes += 1
+        return url

@@ -1,0 +1,100 @@
+"""Response cache and results log: append-only JSONL files, one flushed line per record.
+
+The cache maps a request key — sha256 over (backend, model, prompt text, the bytes of
+every image and the input settings, generation config) — to the response text, so a
+rerun (after a crash, Ctrl-C or ``kill -9``) or a second run of the same model never
+pays for the same answer twice. Only deterministic requests (greedy, or seeded
+sampling) are cached. A line cut short by a kill is ignored on reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from perspecta.models.base import GenConfig, InputSettings
+
+
+class FileHasher:
+    """sha256 of each image file, computed once."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, str] = {}
+
+    def __call__(self, path: Path) -> str:
+        key = str(path)
+        if key not in self._digests:
+            self._digests[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return self._digests[key]
+
+
+def request_key(backend: str, prompt: str, image_digests: list[str], gen: GenConfig, inputs: InputSettings) -> str:
+    blob = json.dumps({"backend": backend, "prompt": prompt, "images": image_digests,
+                       "gen": gen.to_dict(), "inputs": inputs.to_dict()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def read_jsonl_tolerant(path: Path) -> list[dict[str, Any]]:
+    """Every complete JSON line; a torn final line (killed writer) is skipped."""
+    if not path.is_file():
+        return []
+    out = []
+    lines = path.read_bytes().split(b"\n")
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            out.append(json.loads(raw))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                continue
+            raise ValueError(f"{path}:{i + 1}: invalid JSON line") from None
+    return out
+
+
+class AppendLog:
+    """An append-only JSONL file; each record is one write of one line, flushed at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair_tail()
+        self._f = open(self.path, "ab", buffering=0)
+
+    def _repair_tail(self) -> None:
+        """Terminate a torn final line so the next record starts on a line of its own."""
+        if self.path.is_file() and self.path.stat().st_size:
+            with open(self.path, "rb+") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._f.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
+
+    def close(self) -> None:
+        self._f.close()
+
+
+class ResponseCache:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._entries = {d["key"]: d for d in read_jsonl_tolerant(self.path) if "key" in d}
+        self._log = AppendLog(self.path)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._entries.get(key)
+
+    def put(self, key: str, backend: str, text: str, usage: dict[str, Any]) -> None:
+        entry = {"key": key, "backend": backend, "text": text, "usage": usage}
+        self._log.append(entry)
+        self._entries[key] = entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def close(self) -> None:
+        self._log.close()

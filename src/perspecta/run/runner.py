@@ -1,0 +1,317 @@
+"""The evaluation loop: items x prompt modes x repeats -> ``results.jsonl``.
+
+Scheduling: ``concurrency`` workers pull jobs from one queue, so a slow request never
+holds back a batch (refill scheduling). Each attempt has its own timeout; timeouts,
+429/5xx, connection errors and garbled bodies are retried with exponential backoff
+and jitter; a request that still fails is written as ``failed`` with its error —
+never replaced by a guess.
+
+Durability: a response goes to the cache, then its scored record to the results log,
+each as one flushed line. On start the log says which (model, mode, repeat, item) are
+finished (any status but failed); the cache answers any request that was answered
+before its record was written. So a rerun after ``kill -9`` asks the backend only
+for what is missing or failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perspecta.dataset.item import Item
+from perspecta.models.base import (
+    Backend,
+    BackendError,
+    GenConfig,
+    InputSettings,
+    Request,
+)
+from perspecta.run.cache import (
+    AppendLog,
+    FileHasher,
+    ResponseCache,
+    read_jsonl_tolerant,
+    request_key,
+)
+from perspecta.run.dataset import EvalDataset, load_dataset
+from perspecta.run.prompts import PROMPT_MODES, build_prompt
+from perspecta.score.scoring import score_response
+
+RESULTS = "results.jsonl"
+CACHE = "cache.jsonl"
+MAX_TOKENS = {"dori": 512, "spin": 256, "pcsr": 256, "lrr": 512}
+REASONING_MAX_TOKENS = 2048
+
+
+@dataclass
+class EvalConfig:
+    concurrency: int = 16
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 30.0
+    prompt_modes: list[str] = field(default_factory=lambda: ["direct"])
+    repeats: int = 1
+    seed: int = 0
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int | None = None  # None = per suite (MAX_TOKENS), more for cot/think
+    inputs: InputSettings = field(default_factory=InputSettings)
+    split: str | None = "test"
+    suites: list[str] | None = None
+    limit: int | None = None  # items per task
+    cache_path: Path | None = None  # default: OUT/cache.jsonl
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.repeats < 1:
+            raise ValueError(f"--repeats must be at least 1, got {self.repeats}")
+        if self.timeout_s <= 0:
+            raise ValueError(f"--timeout must be positive, got {self.timeout_s}")
+        for m in self.prompt_modes:
+            if m not in PROMPT_MODES:
+                raise ValueError(f"unknown prompt mode {m!r}; choose from {', '.join(PROMPT_MODES)}")
+
+    def gen_for(self, item: Item, mode: str, repeat: int) -> GenConfig:
+        tokens = self.max_tokens or MAX_TOKENS.get(item.suite, 512)
+        if self.max_tokens is None and mode != "direct":
+            tokens = max(tokens, REASONING_MAX_TOKENS)
+        sampled = self.repeats > 1 or self.temperature > 0
+        return GenConfig(temperature=self.temperature, top_p=self.top_p, max_tokens=tokens,
+                         seed=self.seed + repeat if sampled else None)
+
+
+@dataclass
+class EvalResult:
+    out_dir: Path
+    results_path: Path
+    model: str
+    counts: dict[str, int]
+    seconds: float
+
+    def records(self):
+        from perspecta.score.metrics import read_records
+
+        return [r for r in read_records(self.results_path) if r.model == self.model]
+
+    def summary(self) -> dict[str, Any]:
+        from perspecta.score.metrics import summarize
+
+        return summarize(self.records())
+
+
+@dataclass
+class _Job:
+    item: Item
+    mode: str
+    repeat: int
+    request: Request
+    key: str
+
+
+def _done_keys(results: Path, model: str) -> set[tuple[str, int, str]]:
+    """(mode, repeat, item id) whose latest record for ``model`` is not failed."""
+    latest: dict[tuple[str, int, str], str] = {}
+    for d in read_jsonl_tolerant(results):
+        if d.get("model") == model:
+            latest[(d.get("prompt_mode", "direct"), int(d.get("repeat", 0)), d["item_id"])] = d.get("status", "")
+    return {k for k, status in latest.items() if status != "failed"}
+
+
+def _check_depth(items: list[Item], ds: EvalDataset) -> None:
+    from perspecta.models.images import depth_path
+
+    for it in items:
+        for rel in it.images:
+            depth_path(ds.image_path(rel))  # raises MissingDepthError with a clear message
+
+
+def _backoff(attempt: int, cfg: EvalConfig) -> float:
+    """Exponential with equal jitter: half the step fixed, half uniform."""
+    step = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** attempt))
+    return step / 2 + random.uniform(0, step / 2)
+
+
+async def _request_with_retries(backend: Backend, req: Request, cfg: EvalConfig,
+                                on_retry: Callable[[], None]) -> tuple[str | None, dict, str | None, float]:
+    """(text, usage, error, latency of the successful attempt)."""
+    error = "not attempted"
+    for attempt in range(cfg.max_retries + 1):
+        start = time.perf_counter()
+        try:
+            async with asyncio.timeout(cfg.timeout_s):
+                resp = await backend.generate(req)
+            return resp.text, resp.usage, None, time.perf_counter() - start
+        except TimeoutError:
+            error, retry = f"timeout after {cfg.timeout_s:g} s", True
+        except BackendError as e:
+            error, retry = str(e), e.retryable
+        if not retry:
+            break
+        if attempt < cfg.max_retries:
+            on_retry()
+            await asyncio.sleep(_backoff(attempt, cfg))
+    n = attempt + 1
+    return None, {}, f"{error} (after {n} attempt{'s' if n > 1 else ''})", 0.0
+
+
+class _Progress:
+    """rich progress bar with rate, ETA, failures and retries; a no-op when disabled."""
+
+    def __init__(self, enabled: bool, total: int, label: str) -> None:
+        self.enabled = enabled and total > 0
+        self.failed = self.retries = self.done = 0
+        self.start = time.perf_counter()
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                               TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[fails]}"),
+                               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+            self._p.start()
+            self._task = self._p.add_task(label, total=total, rate="", fails="")
+
+    def advance(self, failed: bool) -> None:
+        self.done += 1
+        self.failed += failed
+        self._refresh(1)
+
+    def retry(self) -> None:
+        self.retries += 1
+        self._refresh(0)
+
+    def _refresh(self, step: int) -> None:
+        if not self.enabled:
+            return
+        el = time.perf_counter() - self.start
+        fails = f"[red]{self.failed} failed[/]" if self.failed else "0 failed"
+        self._p.update(self._task, advance=step, rate=f"{self.done / el:.1f} req/s" if el > 0 else "",
+                       fails=f"{fails}, {self.retries} retries")
+
+    def close(self) -> None:
+        if self.enabled:
+            self._p.stop()
+
+
+async def evaluate_async(dataset: str | Path | EvalDataset, backend: Backend | str, out_dir: str | Path,
+                         config: EvalConfig | None = None, **backend_kwargs: Any) -> EvalResult:
+    from perspecta.suites.registry import load_builtin_suites
+
+    cfg = config or EvalConfig()
+    load_builtin_suites()  # once, up front: a broken suite import fails here, not in every worker
+    ds = dataset if isinstance(dataset, EvalDataset) else load_dataset(dataset)
+    items = ds.select(split=cfg.split, suites=cfg.suites, limit=cfg.limit)
+    if isinstance(backend, str):
+        from perspecta.models.factory import make_backend
+
+        backend = make_backend(backend, dataset=ds, eval_items=items, seed=cfg.seed, **backend_kwargs)
+    if cfg.inputs.depth:
+        _check_depth(items, ds)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / RESULTS
+    started = time.perf_counter()
+    (out / f"run-{backend.name.replace('/', '_').replace(':', '_')}.json").write_text(json.dumps({
+        "dataset": str(ds.root), "model": backend.name,
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()},
+    }, indent=2, default=str))
+
+    done = _done_keys(results_path, backend.name)
+    cacheable = getattr(backend, "cacheable", True)
+    cache = ResponseCache(cfg.cache_path or out / CACHE) if cacheable else None
+    log = AppendLog(results_path)
+    hasher = FileHasher()
+    counts: Counter[str] = Counter()
+    jobs: list[_Job] = []
+    for repeat in range(cfg.repeats):
+        for mode in cfg.prompt_modes:
+            for it in items:
+                if (mode, repeat, it.id) in done:
+                    counts["resumed"] += 1
+                    continue
+                prompt = build_prompt(it, mode)
+                paths = [ds.image_path(p) for p in it.images]
+                gen = cfg.gen_for(it, mode, repeat)
+                key = request_key(backend.name, prompt, [hasher(p) for p in paths], gen, cfg.inputs)
+                jobs.append(_Job(it, mode, repeat, Request(it, prompt, paths, gen, cfg.inputs), key))
+
+    def write(job: _Job, text: str | None, error: str | None, latency: float | None) -> None:
+        rec = score_response(job.item, model=backend.name, response=text, error=error, prompt_mode=job.mode,
+                             repeat=job.repeat, latency_s=latency)
+        # shallow copy: the same keys as ScoredRecord.to_dict() without dataclasses.asdict's deep
+        # recursion through item metadata, which was half of the client's CPU per item
+        rec = {**vars(rec), "request_key": job.key}
+        log.append(rec)
+        counts[rec["status"]] += 1
+
+    # answers already in the cache need no request
+    pending: list[_Job] = []
+    for job in jobs:
+        hit = cache.get(job.key) if cache is not None and job.request.gen.deterministic else None
+        if hit is not None:
+            counts["cached"] += 1
+            write(job, hit["text"], None, None)
+        else:
+            pending.append(job)
+
+    progress = _Progress(cfg.progress, len(pending), f"eval {backend.name}")
+    queue: asyncio.Queue[_Job] = asyncio.Queue()
+    for job in pending:
+        queue.put_nowait(job)
+
+    async def worker() -> None:
+        while True:
+            try:
+                job = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            counts["requested"] += 1
+            text, usage, error, latency = await _request_with_retries(backend, job.request, cfg, progress.retry)
+            if text is not None and cache is not None and job.request.gen.deterministic:
+                cache.put(job.key, backend.name, text, usage)
+            write(job, text, error, latency if text is not None else None)
+            progress.advance(text is None)
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(min(cfg.concurrency, max(1, len(pending)))):
+                tg.create_task(worker())
+    finally:
+        progress.close()
+        log.close()
+        if cache is not None:
+            cache.close()
+        await backend.aclose()
+    counts["retries"] = progress.retries
+    return EvalResult(out, results_path, backend.name, dict(counts), time.perf_counter() - started)
+
+
+def evaluate(dataset: str | Path | EvalDataset, backend: Backend | str, out_dir: str | Path, *,
+             config: EvalConfig | None = None, base_url: str | None = None, api_key: str | None = None,
+             **config_kwargs: Any) -> EvalResult:
+    """Evaluate ``backend`` (an object or a spec like ``"openai:NAME"``) on a dataset directory.
+
+    Keyword arguments not naming a backend option are :class:`EvalConfig` fields, e.g.
+    ``evaluate(ds, "baseline:chance", out, concurrency=32, prompt_modes=["cot"])``.
+    """
+    cfg = config or EvalConfig(**config_kwargs)
+    kwargs = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v is not None}
+    if isinstance(backend, str) and backend.startswith(("openai:", "blind:openai:")):
+        kwargs.setdefault("connections", max(cfg.concurrency, 1))
+    return asyncio.run(evaluate_async(dataset, backend, out_dir, cfg, **kwargs))

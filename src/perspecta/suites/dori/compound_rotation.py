@@ -1,0 +1,230 @@
+"""DORI Q4, compound rotation: two images by a fixed camera; between them the object is first
+turned H degrees about the vertical axis (clockwise seen from above), then tipped V
+degrees about the horizontal axis that runs left-right across the image (positive =
+its top comes toward the camera). Both axes are fixed to the camera and pass through
+the object's centre, so the order matters: ``R_after = Rv(V) @ Rh(H) @ R_before``.
+
+(The issue calls H the "horizontal" rotation and V the "vertical" one; the paper uses
+the opposite names. Prompts therefore name the axes, never "horizontal rotation".)
+
+The scene record holds the object twice ("obj0" before, "obj1" after) with a floating
+studio (no ground, so any tip stays in view); ``derive`` solves ``R_after R_before^T``
+for (H, V) in closed form.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.dori.common import (
+    draw_class,
+    label_for,
+    make_item,
+    object_factors,
+    only,
+    pick_asset,
+    prompt,
+    render_plain,
+    set_facing,
+    shuffled,
+    studio_scene,
+)
+from perspecta.suites.dori.prompts import CANNOT_DETERMINE
+from perspecta.suites.registry import task
+from perspecta.world.oracle import wrap360
+from perspecta.world.scene import Camera, Pose, Scene, rotation_matrix
+
+TASK = "compound_rotation"
+CONTROLS = ("ball",)
+COARSE = {
+    "none": "No rotation",
+    "vertical_axis_only": "Only a turn about the vertical axis",
+    "horizontal_axis_only": "Only a tip about the horizontal axis",
+    "both": "Both a turn about the vertical axis and a tip about the horizontal axis",
+}
+COARSE_STEPS = tuple(range(45, 360, 45))
+H_VALUES = (0, 90, 180, 270)
+V_VALUES = (0, 90, 180)
+PAIRS = [(h, v) for h in H_VALUES for v in V_VALUES if (h, v) != (0, 0)]
+N_GRANULAR_OPTIONS = 5  # plus "Cannot be determined"
+
+
+def axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
+    """(right, forward) of the camera flattened onto the ground plane, unit length."""
+    r = camera.rotation_world_to_cam()
+    right, fwd = r[0].copy(), r[2].copy()
+    right[2] = fwd[2] = 0.0
+    return right / np.linalg.norm(right), fwd / np.linalg.norm(fwd)
+
+
+def axis_angle(axis: np.ndarray, deg: float) -> np.ndarray:
+    a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    t = math.radians(deg)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + math.sin(t) * k + (1 - math.cos(t)) * (k @ k)
+
+
+def compound(camera: Camera, h: float, v: float) -> np.ndarray:
+    """World rotation of "H about the vertical axis (clockwise from above), then V about the
+    camera's left-right axis (top toward the camera)"."""
+    right, _ = axes(camera)
+    return axis_angle(right, v) @ axis_angle(np.array([0.0, 0.0, 1.0]), -h)
+
+
+def euler_zyx(r: np.ndarray) -> tuple[float, float, float]:
+    """(yaw, pitch, roll) with ``rotation_matrix(yaw, pitch, roll) == r``."""
+    sp = -float(r[2, 0])
+    pitch = math.degrees(math.asin(max(-1.0, min(1.0, sp))))
+    if abs(sp) < 1 - 1e-9:
+        yaw = math.degrees(math.atan2(r[1, 0], r[0, 0]))
+        roll = math.degrees(math.atan2(r[2, 1], r[2, 2]))
+    else:  # gimbal lock: fold roll into yaw
+        roll = 0.0
+        yaw = math.degrees(math.atan2(-r[0, 1], r[1, 1]))
+    return yaw, pitch, roll
+
+
+def solve(scene: Scene) -> tuple[float, float]:
+    """(H, V) in [0, 360) with ``R_after = compound(H, V) @ R_before``; raises if none fits."""
+    cam = scene.camera("main")
+    q = scene.object("obj1").pose.rotation() @ scene.object("obj0").pose.rotation().T
+    right, fwd = axes(cam)
+    zq = q @ np.array([0.0, 0.0, 1.0])
+    v = math.degrees(math.atan2(-float(zq @ fwd), float(zq[2])))
+    m = axis_angle(right, v).T @ q  # = Rz(-H)
+    h = -math.degrees(math.atan2(m[1, 0], m[0, 0]))
+    h, v = wrap360(h), wrap360(v)
+    if np.abs(compound(cam, h, v) - q).max() > 1e-4:
+        raise ValueError(f"scene {scene.scene_id}: the change of pose is not a vertical turn then a tip")
+    return h, v
+
+
+def _snap(x: float) -> int:
+    return round(x) % 360
+
+
+def granular_text(h: int, v: int) -> str:
+    return f"{h} degrees about the vertical axis, then {v} degrees about the horizontal axis"
+
+
+def answer_text(scene: Scene, granularity: str) -> str:
+    if not scene.object("obj0").has_front:
+        return CANNOT_DETERMINE
+    h, v = (_snap(x) for x in solve(scene))
+    if granularity == "granular":
+        return granular_text(h, v)
+    key = "none" if h == v == 0 else "vertical_axis_only" if v == 0 else "horizontal_axis_only" if h == 0 else "both"
+    return COARSE[key]
+
+
+def derive(item: Item, scenes: dict[str, Scene]) -> str:
+    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+
+
+CONTEXT = (
+    "The two images show the same object, taken by a camera that did not move. Between them the object "
+    "may have been turned about the vertical axis through its centre (clockwise as seen from above), and "
+    "after that tipped about the horizontal axis that runs left-right across the image through its centre "
+    "(positive degrees bring its top toward the camera). Both axes stay fixed relative to the camera, so "
+    "the order of the two steps matters."
+)
+STEPS = [
+    "Find the object in both images and its distinctive parts (front, top, bottom)",
+    "Compare where those parts are in the first and in the second image",
+    "Work out the turn about the vertical axis, then the tip about the horizontal axis",
+    "Compare with each option",
+    "Pick the best option",
+    "Explain the visual evidence behind your choice",
+]
+
+
+def _granular_options(ctx: TaskContext, gold: tuple[int, int] | None) -> list[tuple[int, int]]:
+    """The pairs offered: the gold one, its value swap when valid, then pairs sharing one
+    component with it, then any others — N_GRANULAR_OPTIONS in all, in random order."""
+    rest = [p for p in PAIRS if p != gold]
+    order = [rest[int(i)] for i in ctx.rng.permutation(len(rest))]
+    chosen: list[tuple[int, int]] = [] if gold is None else [gold]
+    if gold is not None:
+        swap = (gold[1], gold[0])
+        if swap != gold and swap in PAIRS:
+            chosen.append(swap)
+        chosen += [p for p in order if (p[0] == gold[0]) != (p[1] == gold[1])][:2]
+    chosen += [p for p in order if p not in chosen]
+    return chosen[:N_GRANULAR_OPTIONS]
+
+
+def _one(ctx: TaskContext, granularity: str) -> Item:
+    coarse = granularity == "coarse"
+    k = draw_class(ctx, len(COARSE) if coarse else len(PAIRS))
+    asset = pick_asset(ctx, control=k is None, categories=CONTROLS if k is None else None,
+                       sources=("proc",) if k is None else None)
+    scene = studio_scene(ctx, asset, granularity)
+    scene.ground = None
+    if k is None:
+        h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
+    elif coarse:
+        key = list(COARSE)[k]
+        step = lambda: int(COARSE_STEPS[int(ctx.rng.integers(len(COARSE_STEPS)))])
+        h = 0 if key in ("none", "horizontal_axis_only") else step()
+        v = 0 if key in ("none", "vertical_axis_only") else step()
+    else:
+        h, v = PAIRS[k]
+    # a three-quarter start so the front and a side are both visible
+    set_facing(scene, float(ctx.rng.choice([-1.0, 1.0]) * ctx.rng.uniform(25.0, 65.0)))
+    before = scene.object("obj0")
+    r1 = compound(scene.camera("main"), h, v) @ before.pose.rotation()
+    yaw, pitch, roll = (round(a, 6) for a in euler_zyx(r1))
+    half = np.array([0.0, 0.0, before.size[2] / 2])
+    pos = before.center() - rotation_matrix(yaw, pitch, roll) @ half
+    after = dataclasses.replace(before, id="obj1", params=dict(before.params),
+                                pose=Pose(tuple(round(float(c), 6) for c in pos), yaw, pitch, roll))  # type: ignore[arg-type]
+    scene.objects.append(after)
+    ctx.add_scene(scene)
+    images = [ctx.save_image(render_plain(ctx, only(scene, oid)), f"{granularity}_{i}")
+              for i, oid in ((1, "obj0"), (2, "obj1"))]
+    if coarse:
+        values: dict[str, Any] = {text: key for key, text in COARSE.items()}
+        question = "Decide which kinds of rotation the object underwent between the two images."
+        examples = [("A car that faced the image left and now faces the camera, still on its wheels: only a turn "
+                     "about the vertical axis."),
+                    ("A person who was upright and now lies with their head toward the camera, still seen from "
+                     "the same side: only a tip about the horizontal axis."),
+                    "A plain ball, which looks the same however it turns: Cannot be determined."]
+        offered = list(values)
+    else:
+        gold = None if k is None else (h, v)
+        pairs = _granular_options(ctx, gold)
+        values = {granular_text(a, b): [a, b] for a, b in pairs}
+        question = "Determine the rotation angles the object underwent between the two images, in the order given."
+        examples = [("An upright cup that appears upside down, its handle on the same side: 0 degrees about the "
+                     "vertical axis, then 180 degrees about the horizontal axis."),
+                    ("A person who faced the camera and now faces away, still upright: 180 degrees about the "
+                     "vertical axis, then 0 degrees about the horizontal axis.")]
+        offered = list(values)
+    values[CANNOT_DETERMINE] = None
+    options = shuffled(ctx, offered + [CANNOT_DETERMINE])
+    meta = {
+        **object_factors(scene, asset),
+        "pose_before": {"yaw": before.pose.yaw, "pitch": 0.0, "roll": 0.0},
+        "pose_after": {"yaw": yaw, "pitch": pitch, "roll": roll},
+        "vertical_axis_turn": h,
+        "horizontal_axis_tip": v,
+        "rotation_order": "vertical-axis turn, then horizontal-axis tip (camera-fixed axes)",
+        "frame_of_reference": "camera",
+        "camera": scene.camera("main").metadata(),
+    }
+    return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=images,
+                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
+                                     examples=examples, n_images=2),
+                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+
+
+@task("dori", TASK, derive=derive, description="A turn about the vertical axis then a tip, between two images")
+def generate(ctx: TaskContext) -> list[Item]:
+    return [_one(ctx, "coarse"), _one(ctx, "granular")]

@@ -1,0 +1,152 @@
+"""DORI Q2, directional facing: which way Object A's front points as the camera sees it.
+
+Coarse: toward / away / leftward / rightward (quarter turns of ``egocentric_facing``,
+edges at 45 and 135 degrees). Granular: eight 45-degree bins, each with a side
+(0-45, 45-90, 90-135, 135-180 degrees, toward the image left or right); every coarse
+class holds exactly two granular bins, and each item's facing is drawn inside its bin
+with a 5-degree margin. "Left/right" is the side of the IMAGE the front points to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.dori.common import (
+    draw_class,
+    inside,
+    label_for,
+    make_item,
+    object_factors,
+    pick_asset,
+    prompt,
+    render_boxed,
+    set_facing,
+    shuffled,
+    studio_scene,
+)
+from perspecta.suites.dori.prompts import CANNOT_DETERMINE
+from perspecta.suites.registry import task
+from perspecta.world.oracle import egocentric_facing
+from perspecta.world.scene import Scene
+
+TASK = "directional_facing"
+MARGIN = 5.0
+COARSE: dict[str, tuple[str, float, float]] = {  # key -> (text, signed facing range)
+    "toward": ("Toward the camera", -45.0, 45.0),
+    "rightward": ("Rightward, toward the right side of the image", 45.0, 135.0),
+    "leftward": ("Leftward, toward the left side of the image", -135.0, -45.0),
+    "away": ("Away from the camera", 135.0, 225.0),  # wraps through 180
+}
+RANGES = ((0.0, 45.0), (45.0, 90.0), (90.0, 135.0), (135.0, 180.0))
+GRANULAR: list[tuple[str, float, float]] = [  # (side, |facing| low, high)
+    (side, lo, hi) for side in ("left", "right") for lo, hi in RANGES
+]
+
+
+def granular_text(side: str, lo: float, hi: float) -> str:
+    return f"{lo:g} to {hi:g} degrees, front toward the image {side}"
+
+
+def coarse_key(facing: float) -> str:
+    m = abs(facing)
+    if m <= 45.0:
+        return "toward"
+    if m >= 135.0:
+        return "away"
+    return "rightward" if facing > 0 else "leftward"
+
+
+def granular_bin(facing: float) -> tuple[str, float, float]:
+    side = "right" if facing > 0 else "left"
+    m = abs(facing)
+    for lo, hi in RANGES:
+        if lo <= m <= hi:
+            return side, lo, hi
+    raise ValueError(f"facing {facing} outside [-180, 180]")
+
+
+def answer_text(scene: Scene, granularity: str) -> str:
+    obj = scene.object("obj0")
+    if not obj.has_front:
+        return CANNOT_DETERMINE
+    a = egocentric_facing(obj, scene.camera("main"))
+    if granularity == "coarse":
+        return COARSE[coarse_key(a)][0]
+    return granular_text(*granular_bin(a))
+
+
+def derive(item: Item, scenes: dict[str, Scene]) -> str:
+    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+
+
+CONTEXT = (
+    "Object A is outlined by a labelled box. Its front is the side with its defining features "
+    "(a face, headlights, the seat opening of a chair). Left and right mean the left and right "
+    "sides of the image as you look at it; 0 degrees means the front points straight at the camera "
+    "and 180 degrees means it points straight away."
+)
+STEPS = [
+    "Find Object A and the features that mark its front",
+    "Work out where that front points as seen from the camera",
+    "Compare with each option",
+    "Pick the best option",
+    "Explain the visual evidence behind your choice",
+]
+
+
+def _facing_for(ctx: TaskContext, granularity: str, k: int) -> float:
+    if granularity == "coarse":
+        key = list(COARSE)[k]
+        _, lo, hi = COARSE[key]
+        a = inside(ctx, lo, hi, MARGIN)
+        return a if a <= 180.0 else a - 360.0
+    side, lo, hi = GRANULAR[k]
+    m = inside(ctx, lo, hi, MARGIN)
+    return m if side == "right" else -m
+
+
+def _one(ctx: TaskContext, granularity: str) -> Item:
+    k = draw_class(ctx, len(COARSE) if granularity == "coarse" else len(GRANULAR))
+    asset = pick_asset(ctx, control=k is None)
+    scene = studio_scene(ctx, asset, granularity)
+    facing = None if k is None else _facing_for(ctx, granularity, k)
+    set_facing(scene, 0.0 if facing is None else facing)
+    ctx.add_scene(scene)
+    image, box = render_boxed(ctx, scene, granularity)
+    truth = answer_text(scene, granularity)
+    if granularity == "coarse":
+        values: dict[str, Any] = {text: key for key, (text, _, _) in COARSE.items()}
+        question = "Decide which direction the front of Object A points, as seen from the camera."
+        examples = ["A person looking into the lens: toward the camera.",
+                    "A car driving across the picture from left to right: rightward.",
+                    "A ball has no front: Cannot be determined."]
+    else:
+        values = {granular_text(s, lo, hi): {"side": s, "range": [lo, hi]} for s, lo, hi in GRANULAR}
+        question = "Estimate how far, and to which side of the image, the front of Object A is turned from the camera."
+        examples = ["A person glancing slightly to the image left: 0 to 45 degrees, front toward the image left.",
+                    ("A car seen from the side with a little of its grille showing, headlights on the image "
+                     "right: 45 to 90 degrees, front toward the image right."),
+                    ("A chair with its back to the camera, seat opening turned a little to the right: 135 to 180 "
+                     "degrees, front toward the image right.")]
+    values[CANNOT_DETERMINE] = None
+    options = shuffled(ctx, list(values))
+    obj = scene.object("obj0")
+    meta = {
+        **object_factors(scene, asset),
+        "yaw": obj.pose.yaw,
+        "egocentric_facing": round(egocentric_facing(obj, scene.camera("main")), 4) if obj.has_front else None,
+        "frame_of_reference": "camera",
+        "bbox": box,
+        "camera": scene.camera("main").metadata(),
+    }
+    return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
+                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
+                                     examples=examples),
+                     options=options, answer_text=truth, values=values, metadata=meta)
+
+
+@task("dori", TASK, derive=derive, description="Which way an object's front points as seen from the camera")
+def generate(ctx: TaskContext) -> list[Item]:
+    return [_one(ctx, "coarse"), _one(ctx, "granular")]

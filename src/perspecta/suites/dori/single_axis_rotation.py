@@ -1,0 +1,143 @@
+"""DORI Q3, single-axis rotation: how Object A must turn about the vertical axis to face the camera.
+
+The needed turn is ``rotation_to_face_camera`` (counter-clockwise positive); as a
+clockwise amount seen from above it is ``c = wrap360(egocentric_facing)`` (a front
+pointing to the image right needs 90 degrees clockwise). Coarse: the shorter way to
+turn (none within 15 degrees, "either way" within 15 degrees of 180). Granular: the
+nearest of 0, 45, ..., 315 degrees clockwise, drawn within 12 degrees of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.dori.common import (
+    draw_class,
+    inside,
+    label_for,
+    make_item,
+    object_factors,
+    pick_asset,
+    prompt,
+    render_boxed,
+    set_facing,
+    shuffled,
+    studio_scene,
+)
+from perspecta.suites.dori.prompts import CANNOT_DETERMINE
+from perspecta.suites.registry import task
+from perspecta.world.oracle import ccw_to_clockwise, rotation_to_face_camera, wrap180
+from perspecta.world.scene import Scene
+
+TASK = "single_axis_rotation"
+# key -> (text, clockwise range centred on the class, margin-free edges)
+COARSE: dict[str, tuple[str, float, float]] = {
+    "none": ("No rotation: it already faces the camera", -15.0, 15.0),
+    "clockwise": ("Clockwise (seen from above)", 15.0, 165.0),
+    "either": ("Either direction: it faces directly away, so both ways are 180 degrees", 165.0, 195.0),
+    "counter-clockwise": ("Counter-clockwise (seen from above)", 195.0, 345.0),
+}
+COARSE_MARGIN = 8.0
+STEPS_DEG = tuple(range(0, 360, 45))
+GRANULAR_SPREAD = 12.0  # draws stay this close to a step; steps are 22.5 degrees from a bin edge
+
+
+def clockwise_needed(scene: Scene) -> float:
+    """Clockwise turn (seen from above, [0, 360)) that makes obj0 face camera "main"."""
+    return ccw_to_clockwise(rotation_to_face_camera(scene.object("obj0"), scene.camera("main")))
+
+
+def granular_text(deg: int) -> str:
+    return f"{deg} degrees clockwise"
+
+
+def coarse_key(cw: float) -> str:
+    s = float(wrap180(cw))  # (-180, 180], + = clockwise
+    if abs(s) <= 15.0:
+        return "none"
+    if abs(s) >= 165.0:
+        return "either"
+    return "clockwise" if s > 0 else "counter-clockwise"
+
+
+def nearest_step(cw: float) -> int:
+    return min(STEPS_DEG, key=lambda d: abs(float(wrap180(cw - d))))
+
+
+def answer_text(scene: Scene, granularity: str) -> str:
+    if not scene.object("obj0").has_front:
+        return CANNOT_DETERMINE
+    cw = clockwise_needed(scene)
+    return COARSE[coarse_key(cw)][0] if granularity == "coarse" else granular_text(nearest_step(cw))
+
+
+def derive(item: Item, scenes: dict[str, Scene]) -> str:
+    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+
+
+CONTEXT = (
+    "Object A is outlined by a labelled box. It can turn only about its vertical axis (the line from "
+    "its top to its bottom). Clockwise means clockwise as seen from above, looking down on the object; "
+    "a front that points to the image right needs a clockwise turn to face the camera."
+)
+STEPS = [
+    "Find Object A and the features that mark its front",
+    "Judge where the front points relative to the camera",
+    "Work out the turn about the vertical axis that would make it face the camera",
+    "Compare with each option",
+    "Pick the best option",
+    "Explain the visual evidence behind your choice",
+]
+
+
+def _one(ctx: TaskContext, granularity: str) -> Item:
+    n = len(COARSE) if granularity == "coarse" else len(STEPS_DEG)
+    k = draw_class(ctx, n)
+    asset = pick_asset(ctx, control=k is None)
+    scene = studio_scene(ctx, asset, granularity)
+    if k is None:
+        cw = float(ctx.rng.uniform(0.0, 360.0))
+    elif granularity == "coarse":
+        _, lo, hi = COARSE[list(COARSE)[k]]
+        cw = inside(ctx, lo, hi, COARSE_MARGIN)
+    else:
+        cw = STEPS_DEG[k] + float(ctx.rng.uniform(-GRANULAR_SPREAD, GRANULAR_SPREAD))
+    set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
+    ctx.add_scene(scene)
+    image, box = render_boxed(ctx, scene, granularity)
+    if granularity == "coarse":
+        values: dict[str, Any] = {text: key for key, (text, _, _) in COARSE.items()}
+        question = "Decide the shorter direction in which Object A must turn to face the camera."
+        examples = ["A chair whose seat opening points to the image right: clockwise.",
+                    "A person looking straight at the camera: no rotation.",
+                    "A person with their back to the camera: either direction."]
+    else:
+        values = {granular_text(d): d for d in STEPS_DEG}
+        question = "Choose the clockwise turn (seen from above) closest to the one that makes Object A face the camera."
+        examples = ["Already facing the camera: 0 degrees clockwise.",
+                    "Front pointing to the image right: 90 degrees clockwise.",
+                    "Front pointing to the image left: 270 degrees clockwise.",
+                    "Back to the camera: 180 degrees clockwise."]
+    values[CANNOT_DETERMINE] = None
+    options = shuffled(ctx, list(values))
+    obj = scene.object("obj0")
+    meta = {
+        **object_factors(scene, asset),
+        "axis": "vertical",
+        "yaw": obj.pose.yaw,
+        "clockwise_needed": round(clockwise_needed(scene), 4) if obj.has_front else None,
+        "frame_of_reference": "camera",
+        "bbox": box,
+        "camera": scene.camera("main").metadata(),
+    }
+    return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
+                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
+                                     examples=examples),
+                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+
+
+@task("dori", TASK, derive=derive, description="Turn about the vertical axis that makes an object face the camera")
+def generate(ctx: TaskContext) -> list[Item]:
+    return [_one(ctx, "coarse"), _one(ctx, "granular")]

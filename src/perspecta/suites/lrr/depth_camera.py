@@ -1,0 +1,231 @@
+"""LRR Dep (is X in front of Y), Ca-R (does the camera keep turning one way along
+A, B, C, D) and Ca-M (are the stated moves A->B, B->C, C->D right).
+
+Camera sequences live in one scene record whose cameras are named after the frames
+in the order shown ("A", "B", ...), so ``derive`` reads the displayed order straight
+from the scene: Ca-R negatives swap two frames (which always breaks a monotone turn),
+Ca-M answers come from :func:`~perspecta.world.oracle.camera_motion_direction`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import pairwise
+
+import numpy as np
+
+from perspecta.dataset.item import IMAGE_MARKER, Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.lrr.common import (
+    FRAME_LABELS,
+    SUITE,
+    labelled_images,
+    view_size,
+    wants_yes,
+    yes_no,
+    yesno_item,
+)
+from perspecta.suites.lrr.world import (
+    Layout,
+    count_in_view,
+    noun,
+    raised_camera,
+    retry,
+    target_clear,
+)
+from perspecta.suites.registry import task
+from perspecta.world.oracle import (
+    camera_motion_direction,
+    camera_turn,
+    front_behind,
+    horizontal_fov,
+    move_camera,
+    near_far,
+)
+from perspecta.world.scene import Camera, Scene
+
+DEPTH_MARGIN = 1.0  # metres of camera-frame depth between X and Y, at least
+DEPTH_CATEGORIES = ("car", "person", "horse", "bicycle", "motorcycle", "figure", "bench", "dog", "barrel")
+MIN_TURN = 5.0  # degrees; Ca-R steps are 20-35
+
+
+# ----------------------------------------------------------------------------- Dep
+
+
+def derive_dep(item: Item, scenes: dict[str, Scene]) -> str:
+    s = scenes[item.scene_id]
+    rel = front_behind(s.object("x"), s.object("y"), s.camera("main"), margin=DEPTH_MARGIN)
+    if rel is None:
+        raise ValueError(f"scene {s.scene_id}: X and Y are too close in depth to call")
+    return yes_no(rel == "front")
+
+
+@task(SUITE, "dep", derive=derive_dep, description="Is object X in front of (closer to the camera than) object Y?")
+def generate_dep(ctx: TaskContext) -> list[Item]:
+    rng = ctx.rng
+    yes = wants_yes(ctx)
+    size = view_size(ctx)
+    cats = [DEPTH_CATEGORIES[i] for i in rng.choice(len(DEPTH_CATEGORIES), size=2, replace=False)]
+
+    def attempt() -> Scene | None:
+        cam = raised_camera(rng, size, height=(1.8, 3.5), pitch=(10.0, 22.0))
+        lay = Layout(rng, ctx.library)
+        half = horizontal_fov(cam) / 2 - 8
+        near = lay.scatter("near", 1, cam, bearings=(-half, half), distances=(5.0, 9.0), make=lambda: lay.instance(cats[0]))
+        far = lay.scatter("far", 1, cam, bearings=(-half, half), distances=(11.0, 20.0), make=lambda: lay.instance(cats[1]))
+        if not near or not far:
+            return None
+        # X is the object the question names first: the nearer one for a "yes".
+        near[0].id, far[0].id = ("x", "y") if yes else ("y", "x")
+        lay.entities(cam, int(rng.integers(2, 5)), bearings=(-half, half), distances=(4.0, 24.0), exclude=cats)
+        lay.blocks(cam, int(rng.integers(3, 6)), bearings=(-half - 10, half + 10), distances=(26.0, 40.0))
+        scene = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
+        x, y = scene.object("x"), scene.object("y")
+        fb = front_behind(x, y, cam, margin=DEPTH_MARGIN + 1.0)
+        nf = near_far(x, y, cam, margin=DEPTH_MARGIN + 1.0)
+        if fb is None or (fb == "front") != yes or (nf == "closer") != yes:
+            return None
+        if not (target_clear(scene, cam, "x", min_visible=0.8) and target_clear(scene, cam, "y", min_visible=0.8)):
+            return None
+        return scene
+
+    scene = retry(attempt, 60, "lrr dep")
+    ctx.add_scene(scene)
+    image = ctx.save_image(ctx.renderer.render(scene, scene.camera("main")).rgb, "view")
+    x, y = scene.object("x"), scene.object("y")
+    body = (f"{IMAGE_MARKER}\nIs the {noun(x.category)} in front of the {noun(y.category)}, that is, "
+            "closer to the camera?")
+    meta = {"x_category": x.category, "y_category": y.category, "x_asset": x.asset_id, "y_asset": y.asset_id,
+            "camera": scene.camera("main").metadata()}
+    return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
+                       metadata=meta)]
+
+
+# ----------------------------------------------------------------------------- shared
+
+
+def _frames(scene: Scene, n: int) -> list[Camera]:
+    return [scene.camera(FRAME_LABELS[k]) for k in range(n)]
+
+
+def _render_frames(ctx: TaskContext, scene: Scene, n: int) -> list[str]:
+    return [ctx.save_image(ctx.renderer.render(scene, c).rgb, c.name) for c in _frames(scene, n)]
+
+
+def _renamed(cams: list[Camera]) -> list[Camera]:
+    return [dataclasses.replace(c, name=FRAME_LABELS[k]) for k, c in enumerate(cams)]
+
+
+# ----------------------------------------------------------------------------- Ca-R
+
+
+def derive_ca_r(item: Item, scenes: dict[str, Scene]) -> str:
+    cams = _frames(scenes[item.scene_id], 4)
+    turns = [camera_turn(a, b) for a, b in pairwise(cams)]
+    if any(abs(t) < MIN_TURN for t in turns):
+        raise ValueError(f"item {item.id}: a camera turn below {MIN_TURN} degrees is ambiguous")
+    return yes_no(all(t > 0 for t in turns) or all(t < 0 for t in turns))
+
+
+@task(SUITE, "ca_r", derive=derive_ca_r,
+      description="Camera turning in place over frames A-D: is the turn direction consistent?")
+def generate_ca_r(ctx: TaskContext) -> list[Item]:
+    rng = ctx.rng
+    yes = wants_yes(ctx)
+    size = view_size(ctx)
+    step = float(rng.uniform(20.0, 32.0))
+    sign = 1.0 if rng.random() < 0.5 else -1.0
+
+    def attempt() -> Scene | None:
+        cam0 = raised_camera(rng, size, height=(3.0, 6.0), pitch=(10.0, 20.0))
+        cams = [move_camera(cam0, turn=sign * step * k) for k in range(4)]
+        half = horizontal_fov(cam0) / 2
+        lo, hi = (-half - 5, 3 * step + half + 5) if sign > 0 else (-3 * step - half - 5, half + 5)
+        lay = Layout(rng, ctx.library)
+        lay.entities(cam0, int(rng.integers(7, 11)), bearings=(lo, hi), distances=(6.0, 22.0))
+        lay.blocks(cam0, int(rng.integers(6, 10)), bearings=(lo, hi), distances=(18.0, 38.0))
+        scene = lay.scene(ctx.scene_prefix, ctx.seed, cams)
+        if any(count_in_view(scene, c) < 3 for c in cams):
+            return None
+        return scene
+
+    scene = retry(attempt, 30, "lrr ca_r")
+    order = [0, 1, 2, 3]
+    swapped = None
+    if not yes:
+        i, j = sorted(rng.choice(4, size=2, replace=False).tolist())
+        order[i], order[j] = order[j], order[i]
+        swapped = [FRAME_LABELS[i], FRAME_LABELS[j]]
+    scene.cameras = _renamed([scene.cameras[k] for k in order])
+    ctx.add_scene(scene)
+    images = _render_frames(ctx, scene, 4)
+    body = (
+        f"{labelled_images(4)}\nThe camera stays at one spot and only turns left or right between the shots; the "
+        "scene does not change. Taken in the order A, B, C, D, does the camera keep turning in the same direction "
+        "from each image to the next?"
+    )
+    meta = {"step_deg": round(step, 4), "turn_sign": "right" if sign > 0 else "left", "shown_order": order,
+            "swapped": swapped, "cameras": [c.metadata() for c in scene.cameras]}
+    return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
+                       metadata=meta)]
+
+
+# ----------------------------------------------------------------------------- Ca-M
+
+MOVES = ("forward", "backward", "left", "right")
+_MOVE_ARGS = {"forward": (1, 0), "backward": (-1, 0), "left": (0, -1), "right": (0, 1)}
+
+
+def derive_ca_m(item: Item, scenes: dict[str, Scene]) -> str:
+    cams = _frames(scenes[item.scene_id], 4)
+    actual = [camera_motion_direction(a, b) for a, b in pairwise(cams)]
+    if any(a is None for a in actual):
+        raise ValueError(f"item {item.id}: a camera move has no single direction")
+    return yes_no(actual == list(item.metadata["stated_moves"]))
+
+
+@task(SUITE, "ca_m", derive=derive_ca_m,
+      description="Camera translating between frames A-D: are the stated moves A->B, B->C, C->D right?")
+def generate_ca_m(ctx: TaskContext) -> list[Item]:
+    rng = ctx.rng
+    yes = wants_yes(ctx)
+    size = view_size(ctx)
+    moves = [MOVES[int(rng.integers(4))] for _ in range(3)]
+    step = float(rng.uniform(1.5, 2.5))
+
+    def attempt() -> Scene | None:
+        cam0 = raised_camera(rng, size, height=(2.0, 4.0), pitch=(12.0, 22.0))
+        cams = [cam0]
+        for m in moves:
+            f, r = _MOVE_ARGS[m]
+            cams.append(move_camera(cams[-1], forward=f * step, right=r * step))
+        # everything stays at least 3.5 m ahead of the farthest-forward camera position
+        fwd = cam0.forward()
+        p0 = np.asarray(cam0.position, dtype=float)
+        ahead = max(float((np.asarray(c.position) - p0) @ fwd) for c in cams) + 3.5
+        half = horizontal_fov(cam0) / 2
+        lay = Layout(rng, ctx.library)
+        lay.entities(cam0, int(rng.integers(6, 10)), bearings=(-half - 5, half + 5), distances=(ahead, ahead + 8.0))
+        lay.blocks(cam0, int(rng.integers(5, 8)), bearings=(-half - 10, half + 10), distances=(ahead + 6, ahead + 18.0))
+        scene = lay.scene(ctx.scene_prefix, ctx.seed, _renamed(cams))
+        if any(count_in_view(scene, c) < 4 for c in scene.cameras):
+            return None
+        return scene
+
+    scene = retry(attempt, 30, "lrr ca_m")
+    stated = list(moves)
+    if not yes:
+        for k in sorted(rng.choice(3, size=int(rng.integers(1, 3)), replace=False).tolist()):
+            stated[k] = [m for m in MOVES if m != moves[k]][int(rng.integers(3))]
+    ctx.add_scene(scene)
+    images = _render_frames(ctx, scene, 4)
+    body = (
+        f"{labelled_images(4)}\nThe scene stays still and the camera keeps its viewing direction; between shots it "
+        "only moves forward, backward, left or right. Is it true that the camera moved "
+        f"{stated[0]} from A to B, {stated[1]} from B to C, and {stated[2]} from C to D? "
+        "Say yes only if all three moves are right."
+    )
+    meta = {"true_moves": moves, "stated_moves": stated, "step_m": round(step, 4),
+            "cameras": [c.metadata() for c in scene.cameras]}
+    return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
+                       metadata=meta)]

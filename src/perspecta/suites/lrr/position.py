@@ -1,0 +1,231 @@
+"""LRR absolute position: Pos, Pos-C (3x3 composite) and Pos-S (sequence of three).
+
+A view shows one object of the asked category (unique in its scene) whose projected
+bounding box lies in one of five image regions: a quadrant (the whole box inside it,
+clear of both midlines) or the centre. The region is chosen first, a pixel inside it
+is cast onto the ground and the object is stood there; the oracle's
+:func:`~perspecta.world.oracle.image_region` then confirms the region and ``derive``
+recomputes it from the stored scene.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perspecta.dataset.item import IMAGE_MARKER, Item
+from perspecta.render.overlay import grid_composite
+from perspecta.suites.context import TaskContext
+from perspecta.suites.lrr.common import (
+    FRAME_LABELS,
+    SUITE,
+    composite_size,
+    labelled_images,
+    view_size,
+    wants_yes,
+    yes_no,
+    yesno_item,
+)
+from perspecta.suites.lrr.world import (
+    Layout,
+    ground_point,
+    noun,
+    object_index,
+    raised_camera,
+    retry,
+    target_clear,
+)
+from perspecta.suites.registry import task
+from perspecta.world.oracle import (
+    horizontal_fov,
+    image_region,
+    mask_area,
+    projected_bbox,
+)
+from perspecta.world.scene import Scene
+
+REGIONS = ("top-left", "top-right", "bottom-left", "bottom-right", "centre")
+PHRASES = {
+    "top-left": "in the top-left part", "top-right": "in the top-right part",
+    "bottom-left": "in the bottom-left part", "bottom-right": "in the bottom-right part",
+    "centre": "in the centre",
+}  # fmt: skip
+MARGIN = 0.1  # image_region: quadrant centres at least 10% of the side from each midline
+CENTRE_HALF = 1.0 / 6.0
+TARGET_CATEGORIES = ("car", "person", "horse", "bicycle", "motorcycle", "figure", "bench", "dog")
+
+
+def region_of(scene: Scene, object_id: str = "target") -> str:
+    """The stored object's image region in the scene's camera; raises if it is ambiguous."""
+    r = image_region(scene.object(object_id), scene.camera("main"), margin=MARGIN, centre_half=CENTRE_HALF)
+    if r is None:
+        raise ValueError(f"scene {scene.scene_id}: {object_id} straddles an image midline")
+    return r
+
+
+def _clean_box(scene: Scene, region: str) -> bool:
+    """Stricter than image_region: a quadrant object's whole box stays 2% clear of both
+    midlines; any object spans 4-40% of the side."""
+    cam = scene.camera("main")
+    box = projected_bbox(scene.object("target"), cam)
+    if box is None:
+        return False
+    w, h = cam.width, cam.height
+    side = max((box[2] - box[0]) / w, (box[3] - box[1]) / h)
+    if not 0.04 <= side <= 0.4:
+        return False
+    if region == "centre":
+        return True
+    m = 0.02
+    left, top = region.endswith("left"), region.startswith("top")
+    ok_u = box[2] < w * (0.5 - m) if left else box[0] > w * (0.5 + m)
+    ok_v = box[3] < h * (0.5 - m) if top else box[1] > h * (0.5 + m)
+    return ok_u and ok_v
+
+
+def _pixel_in(rng: np.random.Generator, region: str, size: int) -> tuple[float, float]:
+    if region == "centre":
+        return float(rng.uniform(0.44, 0.56) * size), float(rng.uniform(0.44, 0.56) * size)
+    fu = rng.uniform(0.15, 0.35) if region.endswith("left") else rng.uniform(0.65, 0.85)
+    fv = rng.uniform(0.15, 0.35) if region.startswith("top") else rng.uniform(0.65, 0.85)
+    return float(fu * size), float(fv * size)
+
+
+def position_view(ctx: TaskContext, scene_id: str, size: int, category: str, region: str) -> tuple[Scene, np.ndarray]:
+    """A street seen from above-ish with one ``category`` object in ``region``; (scene, rgb)."""
+    rng = ctx.rng
+
+    def attempt() -> tuple[Scene, np.ndarray] | None:
+        lay = Layout(rng, ctx.library)
+        inst = lay.instance(category)
+        # big things, and things near the camera (bottom of the view), are seen from higher up
+        k = max(1.0, float(max(inst.size)) / 2.0) * {"centre": 1.3}.get(region, 1.7 if region.startswith("bottom") else 1.0)
+        cam = raised_camera(rng, size, height=(3.5 * k, 6.0 * k), pitch=(30.0, 45.0))
+        u, v = _pixel_in(rng, region, size)
+        p = ground_point(cam, u, v, z=float(inst.size[2]) / 2)
+        if p is None:
+            return None
+        lay.place("target", inst, p[0], p[1], float(rng.uniform(0, 360)))
+        half = horizontal_fov(cam) / 2
+        lay.entities(cam, int(rng.integers(3, 7)), bearings=(-half, half), distances=(3.0 * k, 22.0 * k), exclude=(category,))
+        lay.blocks(cam, int(rng.integers(2, 5)), bearings=(-half - 10, half + 10), distances=(20.0 * k, 34.0 * k))
+        scene = lay.scene(scene_id, ctx.seed, [cam])
+        if image_region(scene.object("target"), cam, margin=MARGIN, centre_half=CENTRE_HALF) != region:
+            return None
+        if not _clean_box(scene, region) or not target_clear(scene, cam, min_visible=0.9):
+            return None
+        res = ctx.renderer.render(scene, cam)
+        if mask_area(res.instance, object_index(scene, "target")) < 0.0006 * size * size:
+            return None
+        return scene, res.rgb
+
+    return retry(attempt, 80, f"lrr position view ({category} at {region})")
+
+
+def _other_region(rng: np.random.Generator, region: str) -> str:
+    others = [r for r in REGIONS if r != region]
+    return others[int(rng.integers(len(others)))]
+
+
+def _pick_category(ctx: TaskContext) -> str:
+    return TARGET_CATEGORIES[int(ctx.rng.integers(len(TARGET_CATEGORIES)))]
+
+
+# ----------------------------------------------------------------------------- Pos
+
+
+def derive_pos(item: Item, scenes: dict[str, Scene]) -> str:
+    return yes_no(region_of(scenes[item.scene_id]) == item.metadata["asked_region"])
+
+
+@task(SUITE, "pos", derive=derive_pos, description="Is object X in a given region (quadrant/centre) of the image?")
+def generate_pos(ctx: TaskContext) -> list[Item]:
+    rng = ctx.rng
+    yes = wants_yes(ctx)
+    category = _pick_category(ctx)
+    region = REGIONS[int(rng.integers(len(REGIONS)))]
+    scene, rgb = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region)
+    ctx.add_scene(scene)
+    image = ctx.save_image(rgb, "view")
+    asked = region if yes else _other_region(rng, region)
+    body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image?"
+    meta = {"category": category, "asset_id": scene.object("target").asset_id, "true_region": region,
+            "asked_region": asked, "camera": scene.camera("main").metadata()}
+    return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
+                       metadata=meta)]
+
+
+# ------------------------------------------------------------------- Pos-C / Pos-S
+
+
+def derive_multi(item: Item, scenes: dict[str, Scene]) -> str:
+    ids, asked = item.metadata["scene_ids"], item.metadata["asked_regions"]
+    if len(ids) != len(asked):
+        raise ValueError(f"item {item.id}: {len(ids)} scenes but {len(asked)} asked regions")
+    return yes_no(all(region_of(scenes[s]) == a for s, a in zip(ids, asked)))
+
+
+def _three_views(ctx: TaskContext, size: int) -> tuple[str, list[Scene], list[np.ndarray], list[str], list[str]]:
+    """Three unrelated views of the same category; (category, scenes, rgbs, true, asked)."""
+    rng = ctx.rng
+    yes = wants_yes(ctx)
+    category = _pick_category(ctx)
+    true = [REGIONS[int(rng.integers(len(REGIONS)))] for _ in range(3)]
+    scenes, rgbs = [], []
+    for k, region in enumerate(true):
+        scene, rgb = position_view(ctx, f"{ctx.scene_prefix}-{FRAME_LABELS[k]}", size, category, region)
+        ctx.add_scene(scene)
+        scenes.append(scene)
+        rgbs.append(rgb)
+    asked = list(true)
+    if not yes:  # one, two or all three statements wrong
+        n_wrong = int(rng.integers(1, 4))
+        for k in sorted(rng.choice(3, size=n_wrong, replace=False).tolist()):
+            asked[k] = _other_region(rng, true[k])
+    return category, scenes, rgbs, true, asked
+
+
+def _statement(category: str, asked: list[str], where: str) -> str:
+    parts = [f"{where} {FRAME_LABELS[k]} {PHRASES[a]}" for k, a in enumerate(asked)]
+    return f"the {noun(category)} is {parts[0]}, {parts[1]}, and {parts[2]}"
+
+
+@task(SUITE, "pos_c", derive=derive_multi,
+      description="Three labelled sub-images in a 3x3 black grid: is X in the stated region of each?")
+def generate_pos_c(ctx: TaskContext) -> list[Item]:
+    rng = ctx.rng
+    total = composite_size(ctx)
+    cell = total // 3
+    category, scenes, rgbs, true, asked = _three_views(ctx, cell)
+    cells_idx = sorted(rng.choice(9, size=3, replace=False).tolist())
+    order = rng.permutation(3).tolist()  # which sub-image (A/B/C) goes in which chosen cell
+    cells = [(cells_idx[order[k]] // 3, cells_idx[order[k]] % 3) for k in range(3)]
+    grid = grid_composite(rgbs, cells, grid=(3, 3), cell_size=cell, labels=list(FRAME_LABELS[:3]))
+    canvas = np.zeros((total, total, 3), dtype=np.uint8)
+    canvas[: grid.shape[0], : grid.shape[1]] = grid
+    image = ctx.save_image(canvas, "grid")
+    body = (
+        f"{IMAGE_MARKER}\nThis picture is a 3x3 grid. Three of its cells hold separate pictures tagged A, B and C "
+        "in their top-left corners; the other cells are black. Positions below refer to each tagged picture on "
+        f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'in picture')}? "
+        "Say yes only if all three statements are right."
+    )
+    meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
+            "asked_regions": asked, "cells": [list(c) for c in cells], "cell_size": cell}
+    return [yesno_item(ctx, variant="base", body=body, images=[image], answer=wants_yes(ctx),
+                       scene_id=scenes[0].scene_id, metadata=meta)]
+
+
+@task(SUITE, "pos_s", derive=derive_multi,
+      description="A sequence of three unrelated images: is X in the stated region of each?")
+def generate_pos_s(ctx: TaskContext) -> list[Item]:
+    category, scenes, rgbs, true, asked = _three_views(ctx, view_size(ctx))
+    images = [ctx.save_image(rgb, FRAME_LABELS[k]) for k, rgb in enumerate(rgbs)]
+    body = (
+        f"{labelled_images(3)}\nThese three images are unrelated to each other. Going through them in the order "
+        f"A, B, C: is it true that {_statement(category, asked, 'in image')}? "
+        "Say yes only if all three statements are right."
+    )
+    meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
+            "asked_regions": asked}
+    return [yesno_item(ctx, variant="base", body=body, images=images, answer=wants_yes(ctx),
+                       scene_id=scenes[0].scene_id, metadata=meta)]

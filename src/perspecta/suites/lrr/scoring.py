@@ -1,0 +1,115 @@
+"""LRR scoring: yes/no extraction and the paper's chance-normalised task score.
+
+The paper scores task i with accuracy p_i (percent) as s_i = 2 (p_i - 50) 1[p_i >= 50]:
+chance (50) and anything below give 0, a perfect task gives 100; the total S is the
+sum over tasks. We treat each (task, variant) as a task, so the Clear variants count
+separately as in the paper's tables.
+
+Answer extraction: the paper calls any response without the word "No" a "yes". That
+rewards empty or off-topic output, so :func:`parse_yes_no` is strict by default (an
+explicit final answer, or exactly one of yes/no, else unparseable = wrong) and the
+paper's rule is available as ``mode="paper"`` to reproduce its numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any, Literal
+
+from perspecta.score.records import ScoredRecord
+from perspecta.score.registry import record_scorer, suite_metric
+
+ParseMode = Literal["strict", "paper"]
+
+_FINAL = re.compile(r"\banswer\s*(?:is)?\s*[:\-]?\s*\**\s*(yes|no)\b", re.IGNORECASE)
+_WORD = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def task_score(accuracy_percent: float) -> float:
+    """s = 2 (p - 50) if p >= 50 else 0, for an accuracy p in percent (0..100)."""
+    p = float(accuracy_percent)
+    if not 0.0 <= p <= 100.0:
+        raise ValueError(f"accuracy must be a percentage in [0, 100], got {accuracy_percent}")
+    return 2.0 * (p - 50.0) if p >= 50.0 else 0.0
+
+
+def total_score(accuracies_percent: dict[str, float]) -> float:
+    """S = sum of the task scores."""
+    return sum(task_score(p) for p in accuracies_percent.values())
+
+
+def parse_yes_no(text: str | None, mode: ParseMode = "strict") -> str | None:
+    """"yes", "no", or None when the response gives no usable answer.
+
+    strict: the last "Answer: yes/no" if there is one; otherwise the single yes/no word
+    kind that occurs (e.g. "No." or "Yes, it is"); a response that starts with yes/no
+    counts as that answer; anything else (both words, neither) is None.
+    paper: "no" if the word "no" occurs anywhere (any case), else "yes" — even for an
+    empty response, exactly as the paper scores its direct-answer mode.
+    """
+    if mode == "paper":
+        found = text is not None and any(m.group(1).lower() == "no" for m in _WORD.finditer(text))
+        return "no" if found else "yes"
+    if mode != "strict":
+        raise ValueError(f"unknown parse mode {mode!r}; use 'strict' or 'paper'")
+    if not text or not text.strip():
+        return None
+    finals = _FINAL.findall(text)
+    if finals:
+        return finals[-1].lower()
+    words = {m.group(1).lower() for m in _WORD.finditer(text)}
+    if len(words) == 1:
+        return words.pop()
+    first = _WORD.match(text.strip().lstrip("*\"'( "))
+    return first.group(1).lower() if first else None
+
+
+def task_key(record: ScoredRecord) -> str:
+    """The scoring unit: the task, with non-base variants (Clear) as separate tasks."""
+    return record.task if record.variant in ("", "base") else f"{record.task}/{record.variant}"
+
+
+@record_scorer("lrr")
+def paper_rule(record: ScoredRecord) -> dict[str, float]:
+    """Per record: 1.0/0.0 for whether the paper's "no 'No' means yes" rule is right."""
+    if record.status == "failed" or record.response is None:
+        return {}
+    return {"paper_rule_correct": 1.0 if parse_yes_no(record.response, "paper") == record.answer else 0.0}
+
+
+def _summary(per_task: dict[str, list[float]]) -> dict[str, Any]:
+    acc = {k: 100.0 * sum(v) / len(v) for k, v in sorted(per_task.items())}
+    scores = {k: task_score(p) for k, p in acc.items()}
+    return {
+        "accuracy": {k: round(v, 4) for k, v in acc.items()},
+        "score": {k: round(v, 4) for k, v in scores.items()},
+        "total": round(sum(scores.values()), 4),
+        "max_total": 100.0 * len(scores),
+        "n": {k: len(v) for k, v in sorted(per_task.items())},
+    }
+
+
+@suite_metric("lrr", "score")
+def lrr_score(records: list[ScoredRecord]) -> dict[str, Any]:
+    """Per-task accuracy (percent) and LRR score, and their total, per prompt mode.
+
+    Unparsed and failed responses count as wrong (they are in the denominator). Next to
+    the strict numbers, ``paper_rule`` recomputes accuracy with the paper's parsing rule
+    from each record's raw response (records without a response count as wrong).
+    """
+    by_mode: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    by_mode_paper: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r.answer_type != "yesno":
+            raise ValueError(f"record {r.item_id}: LRR scores yes/no items, got answer_type {r.answer_type!r}")
+        key = task_key(r)
+        by_mode[r.prompt_mode][key].append(1.0 if r.correct else 0.0)
+        paper = r.scores.get("paper_rule_correct")
+        if paper is None:
+            paper = paper_rule(r).get("paper_rule_correct", 0.0)
+        by_mode_paper[r.prompt_mode][key].append(paper)
+    out: dict[str, Any] = {}
+    for mode in sorted(by_mode):
+        out[mode] = {**_summary(by_mode[mode]), "paper_rule": _summary(by_mode_paper[mode])}
+    return out

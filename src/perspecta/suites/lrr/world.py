@@ -1,0 +1,245 @@
+"""Outdoor scenes for LRR: a raised camera over open ground with street entities and
+blocky background buildings.
+
+LRR's 3D tasks were built in Minecraft, where the terrain stays put while mobs move;
+we mirror that split. *Scenery* (ids ``bg*``) are tinted box blocks standing in as
+buildings: they never move and survive the "Clear" variants, so the background stays
+informative. *Entities* (ids ``obj*``: cars, people, animals, street props) are the
+clutter that Clear variants remove. The task's subject has the id ``target`` (or
+``x``/``y`` for the depth pair).
+
+Placement works in camera terms: a pixel is cast onto the ground plane
+(:func:`ground_point`), so a generator can put an object where it must appear and
+then confirm the answer with the oracle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from perspecta.world.samplers.common import (
+    Instance,
+    Rect,
+    SamplingError,
+    any_overlap,
+    instantiate,
+    jitter_color,
+    make_object,
+    resolve_category,
+    sample_sun,
+    visibility,
+)
+from perspecta.world.scene import Camera, Ground, Scene, SceneObject
+
+if TYPE_CHECKING:
+    from perspecta.assets.library import AssetLibrary
+
+# Entities that populate a street and the nouns prompts use for them.
+NOUNS: dict[str, str] = {
+    "car": "car", "person": "person", "bicycle": "bicycle", "dog": "dog", "horse": "horse",
+    "motorcycle": "motorcycle", "van": "van", "figure": "sheep", "bench": "bench",
+    "fire_hydrant": "fire hydrant", "barrel": "barrel", "cat": "cat",
+}  # fmt: skip
+ENTITY_CATEGORIES = ("car", "person", "bicycle", "dog", "horse", "motorcycle", "bench", "fire_hydrant", "barrel")
+SHEEP = "proc:figure"  # LRR's "sheep": a white quadruped with a dark face at its front
+GROUND_COLORS = ((0.42, 0.55, 0.30), (0.50, 0.47, 0.40), (0.38, 0.40, 0.42), (0.55, 0.52, 0.45))
+SKY_COLORS = ((0.72, 0.82, 0.95), (0.80, 0.86, 0.94), (0.86, 0.88, 0.92))
+BLOCK_COLORS = (
+    (0.75, 0.68, 0.55), (0.62, 0.36, 0.28), (0.55, 0.58, 0.62), (0.85, 0.82, 0.75),
+    (0.40, 0.48, 0.60), (0.70, 0.55, 0.40), (0.35, 0.50, 0.38),
+)  # fmt: skip
+
+
+def noun(category: str) -> str:
+    return NOUNS.get(category, category.replace("_", " "))
+
+
+def raised_camera(
+    rng: np.random.Generator,
+    size: int,
+    *,
+    height: tuple[float, float],
+    pitch: tuple[float, float],
+    fov: tuple[float, float] = (50.0, 58.0),
+    name: str = "main",
+) -> Camera:
+    """A camera above the origin looking down ``pitch`` degrees along a random heading."""
+    h = float(rng.uniform(*height))
+    p = math.radians(float(rng.uniform(*pitch)))
+    a = math.radians(float(rng.uniform(0.0, 360.0)))
+    d = np.array([math.cos(p) * math.cos(a), math.cos(p) * math.sin(a), -math.sin(p)])
+    pos = np.array([0.0, 0.0, h])
+    look = pos + 10.0 * d
+    return Camera(
+        name=name,
+        position=(0.0, 0.0, round(h, 5)),
+        look_at=tuple(round(float(v), 5) for v in look),  # type: ignore[arg-type]
+        fov_y=round(float(rng.uniform(*fov)), 4),
+        width=size,
+        height=size,
+    )
+
+
+def ground_point(camera: Camera, u: float, v: float, z: float = 0.0) -> np.ndarray | None:
+    """Where the ray through pixel (u, v) meets the horizontal plane at height ``z``
+    (None if it never does, i.e. the pixel looks at the sky)."""
+    k_inv = np.linalg.inv(camera.intrinsics())
+    d_cam = k_inv @ np.array([u, v, 1.0])
+    d = camera.rotation_world_to_cam().T @ d_cam
+    pos = np.asarray(camera.position, dtype=float)
+    if d[2] >= -1e-6 or pos[2] <= z:
+        return None
+    t = (z - pos[2]) / d[2]
+    return pos + t * d
+
+
+def ground_ahead(camera: Camera, bearing_deg: float, distance: float) -> np.ndarray:
+    """Ground point at ``distance`` from the camera's foot, ``bearing_deg`` to the right
+    (clockwise from above) of its ground-plane forward direction."""
+    f = np.asarray(camera.forward(), dtype=float)
+    base = math.atan2(f[1], f[0]) - math.radians(bearing_deg)
+    pos = np.asarray(camera.position, dtype=float)
+    return np.array([pos[0] + distance * math.cos(base), pos[1] + distance * math.sin(base), 0.0])
+
+
+class Layout:
+    """Objects placed so far and their ground footprints (for gap-keeping placement)."""
+
+    def __init__(self, rng: np.random.Generator, library: AssetLibrary, keep_out: Sequence[Rect] = ()) -> None:
+        self.rng = rng
+        self.library = library
+        self.objects: list[SceneObject] = []
+        self.rects: list[Rect] = list(keep_out)
+
+    def instance(self, category: str | None = None, asset_id: str | None = None, scale: float | None = None,
+                 color: tuple[float, float, float] | None = None) -> Instance:
+        if asset_id is None:
+            if category is None:
+                raise ValueError("need a category or an asset id")
+            cat = resolve_category(self.library, category)
+            if cat is None:
+                raise ValueError(f"category {category!r} has no assets in the library")
+            pool = self.library.by_category(cat)
+            info = pool[int(self.rng.integers(len(pool)))]
+        else:
+            info = self.library.get(asset_id)
+        return instantiate(self.rng, self.library, info, scale=scale, color=color)
+
+    def place(self, obj_id: str, inst: Instance, x: float, y: float, yaw: float, gap: float = 0.4) -> SceneObject | None:
+        """Put ``inst`` at (x, y) unless its footprint comes within ``gap`` of another."""
+        obj = make_object(obj_id, inst, x, y, yaw)
+        r = Rect.of(obj)
+        if any_overlap(r, self.rects, gap):
+            return None
+        self.objects.append(obj)
+        self.rects.append(r)
+        return obj
+
+    def scatter(
+        self,
+        prefix: str,
+        count: int,
+        camera: Camera,
+        *,
+        bearings: tuple[float, float],
+        distances: tuple[float, float],
+        make: callable,  # type: ignore[valid-type]
+        gap: float = 0.4,
+        tries: int = 30,
+    ) -> list[SceneObject]:
+        """Place up to ``count`` instances from ``make()`` at random bearings/distances
+        from the camera's foot; an instance that finds no free spot is dropped."""
+        placed = []
+        start = sum(1 for o in self.objects if o.id.startswith(prefix))
+        for _ in range(count):
+            inst = make()
+            for _t in range(tries):
+                p = ground_ahead(camera, float(self.rng.uniform(*bearings)), float(self.rng.uniform(*distances)))
+                obj = self.place(f"{prefix}{start + len(placed)}", inst, p[0], p[1], float(self.rng.uniform(0, 360)), gap)
+                if obj is not None:
+                    placed.append(obj)
+                    break
+        return placed
+
+    def entities(self, camera: Camera, count: int, *, bearings: tuple[float, float], distances: tuple[float, float],
+                 exclude: Sequence[str] = ()) -> list[SceneObject]:
+        """Street clutter (cars, people, animals, props) of categories not in ``exclude``."""
+        pool = [c for c in ENTITY_CATEGORIES if c not in exclude and resolve_category(self.library, c) is not None]
+        return self.scatter("obj", count, camera, bearings=bearings, distances=distances,
+                            make=lambda: self.instance(pool[int(self.rng.integers(len(pool)))]))
+
+    def blocks(self, camera: Camera, count: int, *, bearings: tuple[float, float], distances: tuple[float, float]) -> list[SceneObject]:
+        """Blocky buildings: tinted boxes scaled to 2-6 m, the static background."""
+        def make() -> Instance:
+            color = BLOCK_COLORS[int(self.rng.integers(len(BLOCK_COLORS)))]
+            return self.instance(asset_id="proc:box", scale=float(self.rng.uniform(5.0, 11.0)),
+                                 color=jitter_color(self.rng, color))
+        return self.scatter("bg", count, camera, bearings=bearings, distances=distances, make=make, gap=1.0)
+
+    def scene(self, scene_id: str, seed: int, cameras: list[Camera]) -> Scene:
+        ground = Ground(
+            size=120.0,
+            color=jitter_color(self.rng, GROUND_COLORS[int(self.rng.integers(len(GROUND_COLORS)))]),
+            sky_color=jitter_color(self.rng, SKY_COLORS[int(self.rng.integers(len(SKY_COLORS)))]),
+        )
+        return Scene(scene_id=scene_id, seed=int(seed), kind="clutter", objects=list(self.objects),
+                     cameras=list(cameras), light=sample_sun(self.rng), ground=ground)
+
+
+def with_objects(scene: Scene, objects: list[SceneObject], scene_id: str, cameras: list[Camera] | None = None) -> Scene:
+    """A copy of ``scene`` with another object list (and optionally cameras)."""
+    return dataclasses.replace(scene, scene_id=scene_id, objects=[dataclasses.replace(o) for o in objects],
+                               cameras=list(scene.cameras if cameras is None else cameras))
+
+
+def cleared(scene: Scene, scene_id: str) -> Scene:
+    """The Clear version: every entity removed; the target(s) and the scenery blocks stay."""
+    return with_objects(scene, [o for o in scene.objects if not o.id.startswith("obj")], scene_id)
+
+
+def moved(obj: SceneObject, xy: Sequence[float], yaw: float | None = None) -> SceneObject:
+    pose = dataclasses.replace(obj.pose, position=(round(float(xy[0]), 5), round(float(xy[1]), 5), obj.pose.position[2]),
+                               yaw=obj.pose.yaw if yaw is None else round(float(yaw) % 360.0, 4))
+    return dataclasses.replace(obj, pose=pose)
+
+
+def object_index(scene: Scene, object_id: str) -> int:
+    for i, o in enumerate(scene.objects):
+        if o.id == object_id:
+            return i
+    raise KeyError(f"scene {scene.scene_id} has no object {object_id!r}")
+
+
+def target_clear(scene: Scene, camera: Camera, object_id: str = "target", *, min_visible: float = 0.85,
+                 margin: float = 4.0) -> bool:
+    """The object lies fully inside the frame and at least ``min_visible`` of its box is
+    not covered by nearer objects' boxes (a conservative, bbox-based test)."""
+    vis = visibility(scene.objects, camera, margin=margin)
+    v = vis[object_index(scene, object_id)]
+    return v.inside and v.visible_fraction >= min_visible
+
+
+def count_in_view(scene: Scene, camera: Camera, prefix: str = "") -> int:
+    """How many objects (ids starting with ``prefix``) have their box centre in the image."""
+    n = 0
+    for o in scene.objects:
+        if not o.id.startswith(prefix):
+            continue
+        uv, z = camera.project(o.center()[None])
+        if z[0] > 0.5 and 0 <= uv[0, 0] < camera.width and 0 <= uv[0, 1] < camera.height:
+            n += 1
+    return n
+
+
+def retry(fn: callable, attempts: int, what: str):  # type: ignore[valid-type]
+    """Call ``fn()`` until it returns something other than None."""
+    for _ in range(attempts):
+        out = fn()
+        if out is not None:
+            return out
+    raise SamplingError(f"{what}: no valid layout after {attempts} attempts")

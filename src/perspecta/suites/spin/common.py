@@ -1,0 +1,255 @@
+"""Shared machinery of the SpinBench tasks: frames, prompts, options and item building.
+
+A SpinBench item shows one to five images of *one* stored scene. Multi-frame items
+(an object before and after a move, the same object from several cameras, an odd
+object among look-alikes) keep every state in that one scene record: each state of an
+object is its own ``SceneObject`` (``obj0`` and ``obj0@t1``) and each viewpoint its own
+named camera. ``metadata["frames"]`` lists, per image, the camera and the objects
+rendered in it, so ``derive`` re-computes every answer from ``scenes.jsonl`` alone and
+no scene is ever stored without an item that uses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from perspecta.dataset.item import IMAGE_MARKER, Item, Option
+from perspecta.render.base import RenderResult
+from perspecta.suites.context import TaskContext
+from perspecta.world.scene import Pose, Scene, SceneObject
+
+SUITE = "spin"
+LAYOUTS = ("imagefirst", "textfirst", "interleaved")
+ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def frame(camera: str, objects: Sequence[str]) -> dict[str, Any]:
+    """One image's recipe: a camera of the scene and the object ids rendered by it."""
+    return {"camera": camera, "objects": list(objects)}
+
+
+def frame_scene(scene: Scene, object_ids: Sequence[str]) -> Scene:
+    """A copy of ``scene`` holding only ``object_ids`` (in that order, so instance label
+    i + 1 is ``object_ids[i]``)."""
+    objs = [scene.object(i) for i in object_ids]
+    return dataclasses.replace(scene, objects=objs)
+
+
+def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any]) -> RenderResult:
+    return ctx.renderer.render(frame_scene(scene, spec["objects"]), scene.camera(spec["camera"]))
+
+
+def frames_of(item: Item) -> list[dict[str, Any]]:
+    frames = item.metadata.get("frames")
+    if not isinstance(frames, list) or len(frames) != len(item.images):
+        raise ValueError(f"item {item.id}: metadata.frames must list one frame per image")
+    return frames
+
+
+def moved_copy(obj: SceneObject, new_id: str, *, position: Sequence[float] | None = None, yaw: float | None = None) -> SceneObject:
+    """A copy of ``obj`` under a new id with a new position and/or yaw (a later state)."""
+    pos = obj.pose.position if position is None else tuple(round(float(v), 5) for v in position)
+    pose = Pose(position=pos, yaw=obj.pose.yaw if yaw is None else round(float(yaw) % 360.0, 4),  # type: ignore[arg-type]
+                pitch=obj.pose.pitch, roll=obj.pose.roll)
+    return dataclasses.replace(obj, id=new_id, pose=pose, params=dict(obj.params))
+
+
+def identity_key(obj: SceneObject) -> tuple[Any, ...]:
+    """What makes two scene objects the *same physical object* (pose aside)."""
+    color = None if obj.color is None else tuple(round(c, 4) for c in obj.color)
+    return (obj.asset_id, tuple(sorted((k, str(v)) for k, v in obj.params.items())), round(obj.scale, 5), color)
+
+
+def display_name(category: str) -> str:
+    return category.replace("_", " ")
+
+
+def article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def end_prompt(n_options: int) -> str:
+    letters = ", ".join(chr(ord("A") + i) for i in range(n_options))
+    return f"Answer with a single capital letter from ({letters})."
+
+
+def text_options_block(options: Sequence[Option]) -> str:
+    return "\n".join(f"{o.label}. {o.text}" for o in options)
+
+
+def pick(ctx: TaskContext, pool: Sequence[str]) -> str:
+    """One phrasing from a pool, chosen by the unit's rng (recorded in the item text)."""
+    return pool[int(ctx.rng.integers(len(pool)))]
+
+
+def image_option_question(layout: str, question: str, n: int, *, header: str = "") -> str:
+    """A question whose options are the images themselves (one <image> per option).
+
+    imagefirst: all images, then the question and letters; textfirst: the question and
+    letters, then the images; interleaved: each letter followed by its image.
+    """
+    letters = [chr(ord("A") + i) for i in range(n)]
+    head = f"{header}\n" if header else ""
+    if layout == "imagefirst":
+        imgs = "".join(IMAGE_MARKER for _ in range(n))
+        opts = "\n".join(f"{c}. the {ORDINALS[i]} image" for i, c in enumerate(letters))
+        return f"{head}{imgs}\n{question}\n{opts}\n{end_prompt(n)}"
+    if layout == "textfirst":
+        imgs = "".join(IMAGE_MARKER for _ in range(n))
+        opts = "\n".join(f"{c}. the {ORDINALS[i]} image" for i, c in enumerate(letters))
+        return f"{head}{question}\n{opts}\n{imgs}\n{end_prompt(n)}"
+    if layout == "interleaved":
+        opts = "\n".join(f"{c}. {IMAGE_MARKER}" for c in letters)
+        return f"{head}{question}\n{opts}\n{end_prompt(n)}"
+    raise ValueError(f"unknown layout {layout!r}; expected one of {LAYOUTS}")
+
+
+def image_options(n: int, first_image: int = 0) -> list[Option]:
+    return [Option(label=chr(ord("A") + i), image=first_image + i) for i in range(n)]
+
+
+def shuffled_text_options(ctx: TaskContext, texts: Sequence[str]) -> list[Option]:
+    order = ctx.rng.permutation(len(texts))
+    return [Option(label=chr(ord("A") + i), text=texts[int(j)]) for i, j in enumerate(order)]
+
+
+def label_of_text(options: Sequence[Option], text: str, item_id: str = "") -> str:
+    for o in options:
+        if o.text == text:
+            return o.label
+    raise ValueError(f"item {item_id}: the geometric answer {text!r} is not among its options")
+
+
+def label_of_image(options: Sequence[Option], image: int, item_id: str = "") -> str:
+    for o in options:
+        if o.image == image:
+            return o.label
+    raise ValueError(f"item {item_id}: image {image} is not an option")
+
+
+# --------------------------------------------------------------------------- items
+
+
+def make_item(
+    ctx: TaskContext,
+    *,
+    variant: str,
+    suffix: str,
+    group_suffix: str,
+    subtype: str,
+    question: str,
+    images: list[str],
+    options: list[Option],
+    answer: str,
+    scene: Scene,
+    metadata: dict[str, Any],
+) -> Item:
+    """An MCQ item; ``group_suffix`` names the group (its base item's id suffix)."""
+    n_markers = question.count(IMAGE_MARKER)
+    if n_markers != len(images):
+        raise ValueError(f"{subtype}: question has {n_markers} <image> markers for {len(images)} images")
+    return Item(
+        id=ctx.item_id(variant, suffix),
+        suite=SUITE,
+        task=ctx.task,
+        subtype=subtype,
+        question=question,
+        images=list(images),
+        options=options,
+        answer_type="mcq",
+        answer=answer,
+        group=ctx.item_id("base", group_suffix),
+        variant=variant,
+        split=ctx.split,  # type: ignore[arg-type]
+        scene_id=scene.scene_id,
+        seed=ctx.seed,
+        metadata={**metadata, "n_options": len(options)},
+    )
+
+
+def solo_fraction(ctx: TaskContext, scene: Scene, camera: str, object_ids: Sequence[str], target: str,
+                  full: RenderResult | None = None) -> float:
+    """Mask-measured visible fraction of ``target`` among ``object_ids`` in ``camera``:
+    its pixels in the full render over its pixels rendered alone."""
+    from perspecta.world.oracle import visible_fraction
+
+    ids = list(object_ids)
+    if full is None:
+        full = render_frame(ctx, scene, frame(camera, ids))
+    solo = render_frame(ctx, scene, frame(camera, [target]))
+    return float(visible_fraction(full.instance, solo.instance > 0, ids.index(target)))
+
+
+def require(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ValueError(msg)
+
+
+def rng_sign(ctx: TaskContext) -> float:
+    return 1.0 if ctx.rng.random() < 0.5 else -1.0
+
+
+def as_list(v: np.ndarray) -> list[float]:
+    return [round(float(x), 5) for x in v]
+
+
+# --------------------------------------------------------------------------- assets and cameras
+
+VEHICLE_CATEGORIES = ("car",)
+PERSON_CATEGORIES = ("person",)
+# Objects with a clear, asymmetric front and a size that reads at 256 px on a studio floor.
+OBJECT_CATEGORIES = (
+    "armchair", "chair", "sofa", "bed", "desk", "cabinet", "bookcase", "piano", "toilet", "sink",
+    "stove", "tv", "wardrobe", "dog", "cat", "horse", "bicycle", "motorcycle", "stroller",
+    "wheelchair", "rabbit", "kick_scooter", "tricycle", "figure", "teddy_bear",
+)  # fmt: skip
+DOMAINS = ("car", "person", "object")
+
+
+def domain_assets(library: Any, domain: str) -> list[Any]:
+    """Assets of a SpinBench domain that have a front and are not front/back symmetric."""
+    cats = {"car": VEHICLE_CATEGORIES, "person": PERSON_CATEGORIES, "object": OBJECT_CATEGORIES}.get(domain)
+    if cats is None:
+        raise ValueError(f"unknown domain {domain!r}; expected one of {DOMAINS}")
+    pool = [a for a in library.all() if a.category in cats and a.has_front and not a.symmetric]
+    if not pool:
+        raise RuntimeError(f"no assets with a front for domain {domain!r} in the asset library")
+    return pool
+
+
+def pick_asset(ctx: TaskContext, domain: str) -> Any:
+    pool = domain_assets(ctx.library, domain)
+    return pool[int(ctx.rng.integers(len(pool)))]
+
+
+def orbit_like(scene: Scene, name: str, target: SceneObject, azimuth: float, *, elevation: float | None = None,
+               distance: float | None = None, like: str = "main") -> None:
+    """Add camera ``name`` orbiting ``target``'s bbox centre at ``azimuth`` (world, CCW
+    from +X, the direction from the target to the camera), with the field of view,
+    image size and (by default) distance and elevation of camera ``like``."""
+    from perspecta.world.samplers import orbit_camera
+
+    ref = scene.camera(like)
+    c = target.center()
+    offset = np.asarray(ref.position, dtype=float) - np.asarray(ref.look_at, dtype=float)
+    dist = float(np.linalg.norm(offset)) if distance is None else float(distance)
+    el = float(np.degrees(np.arcsin(offset[2] / np.linalg.norm(offset)))) if elevation is None else float(elevation)
+    cam = orbit_camera(c, dist, float(azimuth) % 360.0, el, fov_y=ref.fov_y, width=ref.width, height=ref.height, name=name)
+    scene.cameras = [k for k in scene.cameras if k.name != name] + [cam]
+
+
+def camera_azimuth(scene: Scene, name: str) -> float:
+    """World azimuth (degrees, CCW from +X) from a camera's look-at point to the camera."""
+    cam = scene.camera(name)
+    d = np.asarray(cam.position, dtype=float) - np.asarray(cam.look_at, dtype=float)
+    return float(np.degrees(np.arctan2(d[1], d[0])) % 360.0)

@@ -1,0 +1,143 @@
+"""SpinBench identity matching: which of 3 or 4 views shows a different object?
+
+All but one image show the same object (same asset, proportions, colour and scale)
+from cameras at different azimuths; the odd image shows another object of the same
+category. The layout (image-first / text-first / interleaved) is where the ``<image>``
+markers sit in the question. ``derive`` finds the image whose object differs from
+the others by its identity key in the stored scene.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.registry import task
+from perspecta.suites.spin.common import (
+    DOMAINS,
+    LAYOUTS,
+    SUITE,
+    display_name,
+    domain_assets,
+    frame,
+    frames_of,
+    identity_key,
+    image_option_question,
+    image_options,
+    label_of_image,
+    make_item,
+    orbit_like,
+    pick,
+    render_frame,
+)
+from perspecta.world.samplers import fit_distance, sample_studio
+from perspecta.world.samplers.common import instantiate, make_object
+from perspecta.world.scene import Scene
+
+TASK = "identity_matching"
+MIN_VIEW_GAP = 40.0  # degrees between the azimuths of any two views
+
+PHRASES = {
+    3: (
+        "Which of these three images shows a different {noun}?",
+        "Two of these images show the same {noun} from different viewpoints. Which image shows a different one?",
+        "One of the three pictures is not the same {noun} as the other two. Which one is it?",
+    ),
+    4: (
+        "Which of these four images shows a different {noun}?",
+        "Three of these images show the same {noun} from different viewpoints. Which image shows a different one?",
+        "One of the four pictures is not the same {noun} as the other three. Which one is it?",
+    ),
+}
+NOUNS = {"car": "car", "person": "person", "object": "object"}
+
+
+def odd_image(item: Item, scenes: dict[str, Scene]) -> int:
+    scene = scenes[item.scene_id]
+    keys = []
+    for f in frames_of(item):
+        if len(f["objects"]) != 1:
+            raise ValueError(f"item {item.id}: identity frames show exactly one object")
+        keys.append(identity_key(scene.object(f["objects"][0])))
+    counts = Counter(keys)
+    odd = [i for i, k in enumerate(keys) if counts[k] == 1]
+    if len(odd) != 1 or len(counts) != 2:
+        raise ValueError(f"item {item.id}: images do not show one odd object among identical ones ({len(counts)} identities)")
+    return odd[0]
+
+
+def derive(item: Item, scenes: dict[str, Scene]) -> str:
+    return label_of_image(item.options, odd_image(item, scenes), item.id)
+
+
+def paper_subtype(domain: str, k: int, layout: str) -> str:
+    base = {"car": "car", "person": "face", "object": "object"}[domain] + "_identity"
+    if k == 4:
+        return f"{base}_quartet_{layout}"
+    return base if domain != "object" else f"{base}_{layout}"
+
+
+def _view_azimuths(ctx: TaskContext, k: int, front: float) -> list[float]:
+    """k azimuths around the object, pairwise at least MIN_VIEW_GAP apart."""
+    for _ in range(100):
+        az = [float(front + ctx.rng.uniform(-150.0, 150.0)) for _ in range(k)]
+        ok = all(abs((a - b + 180.0) % 360.0 - 180.0) >= MIN_VIEW_GAP for i, a in enumerate(az) for b in az[i + 1:])
+        if ok:
+            return az
+    raise RuntimeError("could not space the identity views")  # pragma: no cover - 100 draws always suffice
+
+
+@task(SUITE, TASK, derive=derive, description="Which of 3-4 views shows a different object (cars, people, objects)")
+def generate(ctx: TaskContext) -> list[Item]:
+    domain = DOMAINS[int(ctx.rng.integers(len(DOMAINS)))]
+    k = 3 if ctx.rng.random() < 0.5 else 4
+    layout = LAYOUTS[int(ctx.rng.integers(len(LAYOUTS)))]
+    pool = domain_assets(ctx.library, domain)
+    main = pool[int(ctx.rng.integers(len(pool)))]
+    same_cat = [a for a in pool if a.category == main.category and a.asset_id != main.asset_id]
+    others = same_cat or [a for a in pool if a.asset_id != main.asset_id] or [main]
+    other = others[int(ctx.rng.integers(len(others)))]
+    size = int(ctx.config.get("image_size", 256))
+    scene = sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=main.asset_id,
+                          image_size=size, elevation_range=(8.0, 30.0))
+    obj = scene.objects[0]
+    inst = instantiate(ctx.rng, ctx.library, other)
+    distractor = make_object("obj1", inst, 0.0, 0.0, float(ctx.rng.uniform(0.0, 360.0)))
+    if identity_key(distractor) == identity_key(obj):  # same procedural asset drew the same params
+        raise RuntimeError(f"{scene.scene_id}: distractor is identical to the target")
+    scene.objects.append(distractor)
+    odd = int(ctx.rng.integers(k))
+    azimuths = _view_azimuths(ctx, k, obj.pose.yaw)
+    main_cam = scene.camera("main")
+    frames = []
+    for i, az in enumerate(azimuths):
+        target = distractor if i == odd else obj
+        radius = float((sum(s * s for s in target.size)) ** 0.5 / 2)
+        dist = fit_distance(radius, main_cam.fov_y, main_cam.width, main_cam.height, float(ctx.rng.uniform(0.6, 0.8)))
+        orbit_like(scene, f"view{i}", target, az, distance=dist)
+        frames.append(frame(f"view{i}", [target.id]))
+    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, f"view{i}") for i, f in enumerate(frames)]
+    ctx.add_scene(scene)
+
+    noun = NOUNS[domain] if domain != "object" else display_name(obj.category)
+    question = image_option_question(layout, pick(ctx, PHRASES[k]).format(noun=noun), k)
+    options = image_options(k)
+    answer = label_of_image(options, odd)
+    subtype = f"{domain}_identity{'_quartet' if k == 4 else ''}_{layout}"
+    meta = {
+        "family": "identity_matching",
+        "paper_subtype": paper_subtype(domain, k, layout),
+        "category": obj.category,
+        "domain": domain,
+        "asset_id": obj.asset_id,
+        "distractor_asset_id": distractor.asset_id,
+        "layout": layout,
+        "n_images": k,
+        "odd_index": odd,
+        "view_azimuths": [round(a % 360.0, 3) for a in azimuths],
+        "frames": frames,
+        "frame_of_reference": "none",
+    }
+    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
+                      images=images, options=options, answer=answer, scene=scene, metadata=meta)]

@@ -1,0 +1,309 @@
+"""SpinBench perspective taking on a tabletop: view selection (S) and relation
+transformation (T).
+
+The reference image is the tabletop seen from the front (camera "main"). The viewer's
+left side is where a viewer ends up after walking a quarter circle to their left
+around the table (azimuth main - 90 degrees, clockwise seen from above), the right
+side is main + 90, the back main + 180; those cameras orbit the table's centre at the
+reference distance and elevation, so every object stays in frame.
+
+S: which of three candidate images shows the scene from the back / left / right? An
+occluder may be placed in front of one object as seen from the asked view; the
+occlusion level (none / partial / full) is measured on instance masks in that view
+(each object's pixels in the full render over its pixels rendered alone).
+
+T: two named objects; how does their left/right or near/far relation read from the
+back / left / right? With premise, the front-view relation is stated in words; without,
+it must be read off the image. The pair is chosen so that its premise axis dominates
+(at least twice the other axis), which makes the premise sufficient, and the answer is
+computed from the hypothetical camera stored in the scene.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.registry import task
+from perspecta.suites.spin.common import (
+    SUITE,
+    camera_azimuth,
+    display_name,
+    end_prompt,
+    frame,
+    frames_of,
+    image_options,
+    label_of_image,
+    label_of_text,
+    make_item,
+    pick,
+    render_frame,
+    shuffled_text_options,
+    text_options_block,
+)
+from perspecta.suites.spin.relations import (
+    MIN_VISIBLE,
+    PIXEL_MARGIN,
+    depth_margin,
+    masked_visible,
+    named_size_ok,
+    tabletop,
+    unique_objects,
+)
+from perspecta.world import oracle
+from perspecta.world.samplers import orbit_camera, visibility
+from perspecta.world.samplers.common import Rect, any_overlap, instantiate, make_object
+from perspecta.world.scene import Camera, Scene, SceneObject
+
+SELECTION, TRANSFORM = "view_selection", "relation_transformation"
+VIEWS = ("back", "left", "right")
+VIEW_OFFSET = {"back": 180.0, "left": -90.0, "right": 90.0}  # azimuth change from the front camera
+VIEW_WORDS = {"back": "from the back", "left": "from the viewer's left side", "right": "from the viewer's right side"}
+LEVELS = ("none", "partial", "full")
+LEVEL_NAMES = {"none": "no", "partial": "partial", "full": "full"}  # the paper's subtype words
+MAX_LEVEL_TRIES = 4
+
+
+def view_camera(scene: Scene, view: str, name: str) -> Camera:
+    """The camera orbiting the reference camera's look-at point to ``view``."""
+    ref = scene.camera("main")
+    off = np.asarray(ref.position, dtype=float) - np.asarray(ref.look_at, dtype=float)
+    dist = float(np.linalg.norm(off))
+    el = float(np.degrees(np.arcsin(off[2] / dist)))
+    az = camera_azimuth(scene, "main") + VIEW_OFFSET[view]
+    return orbit_camera(ref.look_at, dist, az % 360.0, el, fov_y=ref.fov_y, width=ref.width, height=ref.height, name=name)
+
+
+def view_of(scene: Scene, camera: str) -> str | None:
+    """Which side of the reference camera ``camera`` sits on (within 20 degrees), if any."""
+    d = float(oracle.wrap180(camera_azimuth(scene, camera) - camera_azimuth(scene, "main")))
+    for v, off in VIEW_OFFSET.items():
+        if abs(float(oracle.wrap180(d - off))) <= 20.0:
+            return v
+    return None
+
+
+# --------------------------------------------------------------------------- view selection
+
+SELECT_PHRASES = (
+    "The first image shows a tabletop scene from the front. Which candidate image shows the same scene viewed {w}?",
+    "Here is a scene seen from the front. If you walked around the table and looked at it {w}, which candidate image would you see?",
+)
+
+
+def derive_selection(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    frames = frames_of(item)
+    hits = [o.image for o in item.options if view_of(scene, frames[o.image]["camera"]) == item.metadata["asked_view"]]  # type: ignore[index]
+    if len(hits) != 1:
+        raise ValueError(f"item {item.id}: {len(hits)} candidates are {item.metadata['asked_view']} views")
+    return label_of_image(item.options, int(hits[0]), item.id)  # type: ignore[arg-type]
+
+
+def _add_occluder(ctx: TaskContext, scene: Scene, target: SceneObject, camera: Camera, level: str) -> SceneObject | None:
+    """A box between ``target`` and ``camera``: taller and wider than the target to hide it
+    (full), lower and narrower to cover part of it (partial). None if it cannot be placed."""
+    box = ctx.library.get("proc:box")
+    inst = instantiate(ctx.rng, ctx.library, box)
+    tw, th = max(target.size[0], target.size[1]), target.size[2]
+    hfac, wfac = (2.2, 1.6) if level == "full" else (0.7, 0.7)
+    scale = max(hfac * th / inst.size[2], wfac * tw / max(inst.size[0], inst.size[1]))
+    inst = instantiate(ctx.rng, ctx.library, box, scale=round(float(scale), 4))
+    to_cam = np.asarray(camera.position[:2], dtype=float) - target.position[:2]
+    to_cam /= np.linalg.norm(to_cam)
+    yaw = float(np.degrees(np.arctan2(to_cam[1], to_cam[0])))
+    for gap in (0.02, 0.05, 0.1):
+        d = tw / 2 + max(inst.size[0], inst.size[1]) / 2 + gap
+        pos = target.position[:2] + d * to_cam
+        occ = make_object(f"obj{len(scene.objects)}", inst, float(pos[0]), float(pos[1]), yaw)
+        if not any_overlap(Rect.of(occ), [Rect.of(o) for o in scene.objects], 0.01):
+            return occ
+    return None
+
+
+def _occlusion(ctx: TaskContext, scene: Scene, camera: str, ids: list[str], occluder: str | None) -> tuple[float, dict[str, float]]:
+    """Lowest mask-visible fraction among the scene's own objects (not the occluder) in ``camera``."""
+    full = render_frame(ctx, scene, frame(camera, ids))
+    fr = {}
+    for k, i in enumerate(ids):
+        if i == occluder:
+            continue
+        solo = render_frame(ctx, scene, frame(camera, [i]))
+        fr[i] = float(oracle.visible_fraction(full.instance, solo.instance > 0, k))
+    return min(fr.values()), fr
+
+
+@task(SUITE, SELECTION, derive=derive_selection,
+      description="Which candidate shows the tabletop from the back/left/right; occlusion none/partial/full from masks")
+def generate_selection(ctx: TaskContext) -> list[Item]:
+    asked = VIEWS[int(ctx.rng.integers(3))]
+    want = LEVELS[int(ctx.rng.integers(3))]
+    for _attempt in range(MAX_LEVEL_TRIES):  # steer toward the requested level; keep the measured one
+        scene = tabletop(ctx, (3, 5))
+        order = [VIEWS[int(i)] for i in ctx.rng.permutation(3)]
+        for i, v in enumerate(order):
+            scene.cameras.append(view_camera(scene, v, f"cand{i}"))
+        ans_cam = f"cand{order.index(asked)}"
+        occluder, target_id = None, None
+        if want != "none":
+            cands = list(scene.objects)
+            ctx.rng.shuffle(cands)  # type: ignore[arg-type]
+            for t in cands:
+                occluder = _add_occluder(ctx, scene, t, scene.camera(ans_cam), want)
+                if occluder is not None:
+                    target_id = t.id
+                    break
+        if occluder is not None:
+            scene.objects.append(occluder)
+        ids = [o.id for o in scene.objects]
+        vis = visibility(scene.objects, scene.camera(ans_cam))
+        lowest, fractions = _occlusion(ctx, scene, ans_cam, ids, occluder.id if occluder else None)
+        level = oracle.occlusion_level(lowest)
+        if level == want:
+            break
+    ctx.add_scene(scene)
+    frames = [frame("main", ids)] + [frame(f"cand{i}", ids) for i in range(3)]
+    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "front" if i == 0 else f"cand{i - 1}")
+              for i, f in enumerate(frames)]
+    options = image_options(3, first_image=1)
+    q = pick(ctx, SELECT_PHRASES).format(w=VIEW_WORDS[asked])
+    opts = "\n".join(f"{o.label}. <image>" for o in options)
+    question = f"<image>\n{q}\n{opts}\n{end_prompt(3)}"
+    meta: dict[str, Any] = {
+        "family": "perspective_taking_view_selection",
+        "paper_subtype": f"infinigen_rotation_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
+        "asked_view": asked, "candidate_views": order, "occlusion": level, "occlusion_requested": want,
+        "min_visible_fraction": round(lowest, 4), "visible_fraction": {k: round(v, 4) for k, v in fractions.items()},
+        "occluder_id": occluder.id if occluder else None,
+        "occluded_target_id": target_id,
+        "all_in_frame": all(v.inside for v in vis),
+        "frame_of_reference": "viewer", "n_objects": len(scene.objects), "frames": frames,
+    }
+    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"view_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
+                      question=question, images=images, options=options,
+                      answer=label_of_image(options, 1 + order.index(asked)), scene=scene, metadata=meta)]
+
+
+# --------------------------------------------------------------------------- relation transformation
+
+OTHER = {"left_right": "near_far", "near_far": "left_right"}
+POLES = {"left_right": ("left", "right"), "near_far": ("closer", "farther")}
+DOMINANCE = 2.0
+PREMISE = {
+    "left_right": "In the front view, the {x} is on the left and the {y} is on the right.",
+    "near_far": "In the front view, the {x} is closer to the viewer and the {y} is farther away.",
+}
+ASK = {
+    "left": ("which object appears on the left from the new viewpoint?", "which of the two objects is now on your left?"),
+    "right": ("which object appears on the right from the new viewpoint?", "which of the two objects is now on your right?"),
+    "closer": ("which object is now closer to the viewer?", "which of the two objects is now nearer to you?"),
+    "farther": ("which object is now farther from the viewer?", "which of the two objects is now further from you?"),
+}
+# premise pole of x in the front view -> pole of x from the new view (self-check of the geometry)
+TRANSFORM_TABLE = {
+    ("back", "left"): "right", ("back", "right"): "left", ("back", "closer"): "farther", ("back", "farther"): "closer",
+    ("left", "left"): "closer", ("left", "right"): "farther", ("left", "closer"): "right", ("left", "farther"): "left",
+    ("right", "left"): "farther", ("right", "right"): "closer", ("right", "closer"): "left", ("right", "farther"): "right",
+}
+
+
+def pole(kind: str, a: SceneObject, b: SceneObject, camera: Camera) -> str | None:
+    if kind == "left_right":
+        return oracle.left_right(a, b, camera, pixel_margin=PIXEL_MARGIN * camera.width)
+    return oracle.near_far(a, b, camera, margin=depth_margin(a, b))
+
+
+def derive_transform(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    md = item.metadata
+    x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
+    p = pole(md["asked_relation"], x, y, scene.camera(md["new_camera"]))
+    if p is None:
+        raise ValueError(f"item {item.id}: relation from the new view is within the margin")
+    winner = x if p == md["asked"] else y
+    return label_of_text(item.options, md["names"][winner.id], item.id)
+
+
+def _axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
+    f = camera.forward()
+    fh = np.array([f[0], f[1], 0.0]) / np.hypot(f[0], f[1])
+    return np.array([fh[1], -fh[0], 0.0]), fh  # right, forward on the ground
+
+
+def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+    asked_kind = premise if view == "back" else OTHER[premise]
+    for _ in range(20):
+        scene = tabletop(ctx, (3, 5))
+        main = scene.camera("main")
+        new = view_camera(scene, view, f"view_{view}")
+        right, fwd = _axes(main)
+        cands = unique_objects(scene)
+        pairs = []
+        for i, a in enumerate(cands):
+            for b in cands[i + 1:]:
+                d = b.center() - a.center()
+                lat, dep = abs(float(d @ right)), abs(float(d @ fwd))
+                main_ax, other_ax = (lat, dep) if premise == "left_right" else (dep, lat)
+                if main_ax < DOMINANCE * other_ax:
+                    continue
+                p0, p1 = pole(premise, a, b, main), pole(asked_kind, a, b, new)
+                if p0 is None or p1 is None or TRANSFORM_TABLE[(view, p0)] != p1:
+                    continue
+                pairs.append((a, b))
+        if not pairs:
+            continue
+        a, b = pairs[int(ctx.rng.integers(len(pairs)))]
+        if not named_size_ok(scene, [a, b]):
+            continue
+        vis = masked_visible(ctx, scene, "main", [a.id, b.id])
+        if min(vis.values()) < MIN_VISIBLE:
+            continue
+        scene.cameras.append(new)
+        # name them so that x holds the first pole of the premise ("left", "closer")
+        if pole(premise, a, b, main) != POLES[premise][0]:
+            a, b = b, a
+        return scene, a, b, vis
+    raise RuntimeError(f"{ctx.scene_prefix}: no pair whose {premise} relation dominates")
+
+
+@task(SUITE, TRANSFORM, derive=derive_transform,
+      description="How a left/right or near/far relation reads from the back/left/right, with and without premise")
+def generate_transform(ctx: TaskContext) -> list[Item]:
+    premise = "left_right" if ctx.rng.random() < 0.5 else "near_far"
+    view = VIEWS[int(ctx.rng.integers(3))]
+    scene, x, y, vis = _transform_pair(ctx, premise, view)
+    ctx.add_scene(scene)
+    spec = frame("main", [o.id for o in scene.objects])
+    image = ctx.save_image(render_frame(ctx, scene, spec).rgb, "front")
+    asked_kind = premise if view == "back" else OTHER[premise]
+    names = {x.id: display_name(x.category), y.id: display_name(y.category)}
+    base_pole = POLES[asked_kind][int(ctx.rng.integers(2))]
+    new_cam = f"view_{view}"
+    items = []
+    for with_premise in (True, False):
+        cond = "w_premise" if with_premise else "wo_premise"
+        for variant in ("base", "symmetric"):
+            asked = base_pole if variant == "base" else next(p for p in POLES[asked_kind] if p != base_pole)
+            lead = PREMISE[premise].format(x=names[x.id], y=names[y.id]) + " " if with_premise else ""
+            q = f"{lead}Now imagine viewing the scene {VIEW_WORDS[view]}: {pick(ctx, ASK[asked])}"
+            options = shuffled_text_options(ctx, [names[x.id], names[y.id]])
+            p = pole(asked_kind, x, y, scene.camera(new_cam))
+            winner = x if p == asked else y
+            question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(2)}"
+            meta = {
+                "family": "perspective_taking_relation_transformation",
+                "paper_subtype": f"infinigen_spatial_relation_transformation_{cond}_{view}",
+                "premise": with_premise, "premise_relation": premise, "asked_relation": asked_kind, "asked": asked,
+                "view": view, "new_camera": new_cam, "x_id": x.id, "y_id": y.id, "names": names,
+                "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
+                "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
+                "pair_id": ctx.item_id("base"), "frames": [spec],
+            }
+            items.append(make_item(ctx, variant=variant, suffix=cond, group_suffix=cond,
+                                   subtype=f"relation_transformation_{cond}_{view}", question=question,
+                                   images=[image], options=options, answer=label_of_text(options, names[winner.id]),
+                                   scene=scene, metadata=meta))
+    return items

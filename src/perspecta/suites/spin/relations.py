@@ -1,0 +1,335 @@
+"""SpinBench object-relation grounding and dynamic translation on a cluttered tabletop.
+
+Grounding: one image, two named objects (each the only one of its category in the
+scene, each at least 0.8 visible by instance masks), a left/right, front/behind or
+near/far question from the viewer's perspective. Each unit yields the paper's four
+controlled forms in one group: base ("which object is on the left?"), symmetric (the
+relation flipped, so the answer flips), syntactic ("is X left or right of Y?") and
+both. Pairs are kept only when the relation clears a margin, so no answer is a tie.
+
+Translation: two frames from a fixed camera; one named object moved left/right or
+toward/away from the viewer by a clearly visible shift.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.registry import task
+from perspecta.suites.spin.common import (
+    SUITE,
+    display_name,
+    end_prompt,
+    frame,
+    frames_of,
+    label_of_text,
+    make_item,
+    moved_copy,
+    pick,
+    render_frame,
+    shuffled_text_options,
+    text_options_block,
+)
+from perspecta.world import oracle
+from perspecta.world.samplers import (
+    SamplingError,
+    resolve_category,
+    sample_clutter,
+    visibility,
+)
+from perspecta.world.samplers.clutter import TABLETOP_CATEGORIES
+from perspecta.world.samplers.common import Rect, any_overlap
+from perspecta.world.scene import Camera, Scene, SceneObject
+
+GROUNDING, TRANSLATION = "relation_grounding", "dynamic_translation"
+RELATIONS = ("left_right", "front_behind", "near_far")
+MIN_VISIBLE = 0.8  # the paper's visibility filter, measured on instance masks
+PIXEL_MARGIN = 12.0 / 256  # left/right: projected centres at least this share of the image width apart
+VIEWER = "From the viewer's perspective"
+
+# relation -> (pole A, pole B, "which" phrasings per pole, "is" phrasings, "is" option texts)
+WHICH = {
+    "left": ("{v}, which object is on the left?", "{v}, which of the two objects appears further to the left in the image?"),
+    "right": ("{v}, which object is on the right?", "{v}, which of the two objects appears further to the right in the image?"),
+    "front": ("{v}, which object is in front?", "{v}, which of the two objects is nearer to the front of the scene?"),
+    "behind": ("{v}, which object is behind?", "{v}, which of the two objects is further back in the scene?"),
+    "closer": ("{v}, which object is closer to the viewer?", "{v}, which of the two objects is nearer to the camera?"),
+    "farther": ("{v}, which object is farther from the viewer?", "{v}, which of the two objects is further from the camera?"),
+}
+IS_FORM = {
+    "left_right": (("{v}, is the {x} on the left or on the right of the {y}?",
+                    "{v}, is the {x} positioned to the left or to the right of the {y} in the image?"),
+                   ("left", "right")),
+    "front_behind": (("{v}, is the {x} in front of or behind the {y}?",
+                      "{v}, is the {x} positioned in front of the {y} or behind it?"),
+                     ("in front of", "behind")),
+    "near_far": (("{v}, is the {x} closer to or farther from the viewer than the {y}?",
+                  "{v}, compared with the {y}, is the {x} closer to the camera or farther from it?"),
+                 ("closer", "farther")),
+}
+POLES = {"left_right": ("left", "right"), "front_behind": ("front", "behind"), "near_far": ("closer", "farther")}
+
+
+def depth_margin(a: SceneObject, b: SceneObject) -> float:
+    """Metres two tabletop objects must differ in depth/distance: a quarter of their summed
+    largest footprint sides, at least 5 cm."""
+    return max(0.05, 0.25 * (max(a.size[0], a.size[1]) + max(b.size[0], b.size[1])))
+
+
+def relation(kind: str, a: SceneObject, b: SceneObject, camera: Camera) -> str | None:
+    """Pole of ``a`` relative to ``b`` ("left"/"right", "front"/"behind", "closer"/"farther"),
+    or None when it is within the margins. Depth relations also require front/behind
+    (optical-axis depth) and near/far (distance) to agree."""
+    if kind == "left_right":
+        return oracle.left_right(a, b, camera, pixel_margin=PIXEL_MARGIN * camera.width)
+    m = depth_margin(a, b)
+    fb = oracle.front_behind(a, b, camera, margin=m)
+    nf = oracle.near_far(a, b, camera, margin=m)
+    if fb is None or nf is None or (fb == "front") != (nf == "closer"):
+        return None
+    return fb if kind == "front_behind" else nf
+
+
+def _flip(kind: str, pole: str) -> str:
+    a, b = POLES[kind]
+    return b if pole == a else a
+
+
+def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    md = item.metadata
+    f = frames_of(item)[0]
+    x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
+    rel = relation(md["relation"], x, y, scene.camera(f["camera"]))
+    if rel is None:
+        raise ValueError(f"item {item.id}: {md['relation']} of {x.id} vs {y.id} is within the margin")
+    if md["form"] == "is":
+        return label_of_text(item.options, IS_FORM[md["relation"]][1][POLES[md["relation"]].index(rel)], item.id)
+    winner = x if rel == md["asked"] else y  # x has pole `rel`, so y has the other pole
+    return label_of_text(item.options, md["names"][winner.id], item.id)
+
+
+def unique_objects(scene: Scene) -> list[SceneObject]:
+    counts: dict[str, int] = {}
+    for o in scene.objects:
+        counts[o.category] = counts.get(o.category, 0) + 1
+    return [o for o in scene.objects if counts[o.category] == 1]
+
+
+FRONTED_TABLETOP = ("chair", "car", "dog", "person", "teddy_bear")
+
+
+def tabletop(ctx: TaskContext, n_objects: tuple[int, int] = (3, 6), tries: int = 8, *, with_front: bool = False) -> Scene:
+    """A cluttered tabletop (retrying the sampler); ``with_front`` makes obj0 an object with
+    a front (chair, car, dog, person, teddy bear) so orientation questions have a subject."""
+    last: Exception | None = None
+    for _ in range(tries):
+        cats = None
+        if with_front:
+            fronted = [c for c in (resolve_category(ctx.library, f) for f in FRONTED_TABLETOP) if c]
+            pool = [c for c in (resolve_category(ctx.library, f) for f in TABLETOP_CATEGORIES) if c]
+            n = int(ctx.rng.integers(n_objects[0], n_objects[1] + 1))
+            first = fronted[int(ctx.rng.integers(len(fronted)))]
+            rest = [c for c in pool if c != first]
+            cats = [first] + [rest[int(ctx.rng.integers(len(rest)))] for _ in range(n - 1)]
+        try:
+            return sample_clutter(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, style="tabletop",
+                                  n_objects=n_objects, object_categories=cats,
+                                  image_size=int(ctx.config.get("image_size", 256)),
+                                  min_visible=0.75, min_pixels=18.0 * int(ctx.config.get("image_size", 256)) / 256)
+        except SamplingError as e:
+            last = e
+    raise RuntimeError(f"{ctx.scene_prefix}: no tabletop layout after {tries} tries: {last}")
+
+
+MIN_NAMED_PX = 26.0 / 256  # a named object's projected box spans at least this share of the image width
+
+
+def named_size_ok(scene: Scene, objs: list[SceneObject], camera: str = "main", min_px: float = MIN_NAMED_PX) -> bool:
+    cam = scene.camera(camera)
+    vis = {v.object_id: v for v in visibility(scene.objects, cam)}
+    return all(max(vis[o.id].box[2] - vis[o.id].box[0], vis[o.id].box[3] - vis[o.id].box[1]) >= min_px * cam.width
+               for o in objs)
+
+
+def masked_visible(ctx: TaskContext, scene: Scene, camera: str, targets: list[str]) -> dict[str, float]:
+    ids = [o.id for o in scene.objects]
+    full = render_frame(ctx, scene, frame(camera, ids))
+    out = {}
+    for t in targets:
+        solo = render_frame(ctx, scene, frame(camera, [t]))
+        out[t] = float(oracle.visible_fraction(full.instance, solo.instance > 0, ids.index(t)))
+    return out
+
+
+def _grounding_scene(ctx: TaskContext, kind: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+    for _ in range(12):
+        scene = tabletop(ctx)
+        cam = scene.camera("main")
+        cands = unique_objects(scene)
+        pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam) is not None]
+        if not pairs:
+            continue
+        a, b = pairs[int(ctx.rng.integers(len(pairs)))]
+        if not named_size_ok(scene, [a, b]):
+            continue
+        vis = masked_visible(ctx, scene, "main", [a.id, b.id])
+        if min(vis.values()) >= MIN_VISIBLE:
+            if ctx.rng.random() < 0.5:
+                a, b = b, a
+            return scene, a, b, vis
+    raise RuntimeError(f"{ctx.scene_prefix}: no tabletop with a clear {kind} pair")
+
+
+@task(SUITE, GROUNDING, derive=derive_grounding,
+      description="Left/right, front/behind, near/far of two named tabletop objects, with symmetric and syntactic variants")
+def generate_grounding(ctx: TaskContext) -> list[Item]:
+    kind = RELATIONS[int(ctx.rng.integers(len(RELATIONS)))]
+    scene, x, y, vis = _grounding_scene(ctx, kind)
+    ctx.add_scene(scene)
+    spec = frame("main", [o.id for o in scene.objects])
+    image = ctx.save_image(render_frame(ctx, scene, spec).rgb, "view")
+    cam = scene.camera("main")
+    rel = relation(kind, x, y, cam)
+    assert rel is not None
+    names = {x.id: display_name(x.category), y.id: display_name(y.category)}
+    base_pole = POLES[kind][int(ctx.rng.integers(2))]
+    meta_common: dict[str, Any] = {
+        "family": "object_relation_grounding",
+        "paper_subtype": {"left_right": "infinigen_spatial_relation_grounding_left_right",
+                          "front_behind": "infinigen_spatial_relationship_front_behind",
+                          "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind],
+        "relation": kind,
+        "frame_of_reference": "viewer",
+        "names": names,
+        "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
+        "n_objects": len(scene.objects),
+        "categories": [o.category for o in scene.objects],
+        "frames": [spec],
+        "camera": cam.metadata(),
+    }
+    items = []
+    for variant in ("base", "symmetric", "syntactic", "symmetric+syntactic"):
+        sym, syn = "symmetric" in variant, "syntactic" in variant
+        if syn:
+            xx, yy = (y, x) if sym else (x, y)
+            templates, texts = IS_FORM[kind]
+            q = pick(ctx, templates).format(v=VIEWER, x=names[xx.id], y=names[yy.id])
+            options = shuffled_text_options(ctx, list(texts))
+            r = relation(kind, xx, yy, cam)
+            answer = label_of_text(options, texts[POLES[kind].index(r)])  # type: ignore[arg-type]
+            md = {"form": "is", "x_id": xx.id, "y_id": yy.id, "asked": None}
+        else:
+            asked = _flip(kind, base_pole) if sym else base_pole
+            q = pick(ctx, WHICH[asked]).format(v=VIEWER)
+            options = shuffled_text_options(ctx, [names[x.id], names[y.id]])
+            winner = x if rel == asked else y
+            answer = label_of_text(options, names[winner.id])
+            md = {"form": "which", "x_id": x.id, "y_id": y.id, "asked": asked}
+        question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(len(options))}"
+        items.append(make_item(ctx, variant=variant, suffix="", group_suffix="", subtype=f"grounding_{kind}",
+                               question=question, images=[image], options=options, answer=answer, scene=scene,
+                               metadata={**meta_common, **md, "symmetric": sym, "syntactic": syn}))
+    return items
+
+
+# --------------------------------------------------------------------------- translation
+
+MOVES = {"left_right": ("left", "right"), "front_back": ("toward", "away")}
+MOVE_TEXT = {
+    "left": "to the left", "right": "to the right",
+    "toward": "toward the viewer (to the front)", "away": "away from the viewer (to the back)",
+}
+MOVE_PHRASES = (
+    "The two images show the same scene before and after one object was moved. From the viewer's perspective, in which direction did the {x} move?",
+    "Between the first and the second image the {x} was shifted while the camera stayed still. Which way did it move, as seen by the viewer?",
+    "Compare the two frames taken by a fixed camera. How was the {x} moved from the viewer's point of view?",
+)
+MIN_SHIFT_PX = 20.0 / 256  # share of the image width a sideways move must cover
+
+
+def derive_translation(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    f0, f1 = frames_of(item)
+    md = item.metadata
+    start, end = scene.object(md["object_id"]), scene.object(md["moved_id"])
+    if f0["camera"] != f1["camera"]:
+        raise ValueError(f"item {item.id}: translation frames must share one camera")
+    d = oracle.motion_direction(start, end, scene.camera(f0["camera"]), min_distance=0.05, dominance=2.0)
+    if d not in MOVE_TEXT:
+        raise ValueError(f"item {item.id}: motion {d!r} is not a clear left/right/toward/away shift")
+    return label_of_text(item.options, MOVE_TEXT[d], item.id)
+
+
+def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str) -> SceneObject | None:
+    cam = scene.camera("main")
+    fwd = cam.forward()
+    fh = np.array([fwd[0], fwd[1], 0.0]) / np.hypot(fwd[0], fwd[1])
+    rh = np.array([fh[1], -fh[0], 0.0])
+    axis = {"right": rh, "left": -rh, "away": fh, "toward": -fh}[direction]
+    span = max(obj.size[0], obj.size[1])
+    dist = float(ctx.rng.uniform(1.2, 2.0)) * max(span, 0.1)
+    moved = moved_copy(obj, f"{obj.id}@t1", position=obj.position + dist * axis)
+    others = [o for o in scene.objects if o.id != obj.id]
+    if any_overlap(Rect.of(moved), [Rect.of(o) for o in others], 0.02):
+        return None
+    after = others + [moved]
+    vis = visibility(after, cam, margin=2.0)
+    if not all(v.inside and v.visible_fraction >= 0.7 for v in vis):
+        return None
+    uv, _ = cam.project(np.stack([obj.center(), moved.center()]))
+    if direction in ("left", "right") and abs(uv[1, 0] - uv[0, 0]) < MIN_SHIFT_PX * cam.width:
+        return None
+    if oracle.motion_direction(obj, moved, cam, min_distance=0.05, dominance=2.0) != direction:
+        return None
+    return moved
+
+
+@task(SUITE, TRANSLATION, derive=derive_translation,
+      description="Two frames: did a named tabletop object move left/right or toward/away from the viewer")
+def generate_translation(ctx: TaskContext) -> list[Item]:
+    kind = "left_right" if ctx.rng.random() < 0.5 else "front_back"
+    direction = MOVES[kind][int(ctx.rng.integers(2))]
+    for _ in range(15):
+        scene = tabletop(ctx, (3, 5))
+        cands = unique_objects(scene)
+        ctx.rng.shuffle(cands)  # type: ignore[arg-type]
+        moved = None
+        for obj in cands:
+            if not named_size_ok(scene, [obj]):
+                continue
+            moved = _try_move(ctx, scene, obj, direction)
+            if moved is not None:
+                break
+        if moved is not None:
+            break
+    else:
+        raise RuntimeError(f"{ctx.scene_prefix}: could not move any object {direction}")
+    scene.objects.append(moved)
+    ctx.add_scene(scene)
+    ids0 = [o.id for o in scene.objects if o.id != moved.id]
+    ids1 = [moved.id if i == obj.id else i for i in ids0]
+    frames = [frame("main", ids0), frame("main", ids1)]
+    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, f"frame{i}") for i, f in enumerate(frames)]
+    options = shuffled_text_options(ctx, [MOVE_TEXT[d] for d in MOVES[kind]])
+    q = pick(ctx, MOVE_PHRASES).format(x=display_name(obj.category))
+    question = f"<image><image>\n{q}\n{text_options_block(options)}\n{end_prompt(2)}"
+    meta = {
+        "family": "dynamic_translation",
+        "paper_subtype": f"infinigen_spatial_relationship_dynamic_{kind}",
+        "frame_of_reference": "viewer",
+        "object_id": obj.id,
+        "moved_id": moved.id,
+        "category": obj.category,
+        "direction": direction,
+        "shift_m": round(float(np.linalg.norm(moved.position - obj.position)), 4),
+        "frames": frames,
+        "camera": scene.camera("main").metadata(),
+    }
+    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"translation_{kind}",
+                      question=question, images=images, options=options,
+                      answer=label_of_text(options, MOVE_TEXT[direction]), scene=scene, metadata=meta)]

@@ -1,0 +1,362 @@
+"""SpinBench rotation tasks on single objects: dynamic rotation, canonical view selection
+and mental rotation.
+
+Dynamic rotation: two frames from a fixed camera, the object turned in place by a
+canonical 45 or 90 degrees (180 is excluded: a half turn looks the same either way, so
+its direction is undefined). Cars and objects: clockwise or counter-clockwise seen
+from above. People: the same two frames asked twice, in the person's own frame
+("did they turn to their left?") and in the viewer's ("toward the viewer's left?"),
+the paper's egocentric-bias probe.
+
+Canonical view selection: a front view and candidate views from the object's left,
+right and back (people: left and right, in their own or the viewer's frame).
+
+Mental rotation: a reference view and "rotate N degrees clockwise/counter-clockwise";
+four candidate images with the object at the target yaw and at three distractor yaws
+at least 45 degrees from it (the paper asks for >= 30).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from perspecta.dataset.item import Item
+from perspecta.suites.context import TaskContext
+from perspecta.suites.registry import task
+from perspecta.suites.spin.common import (
+    LAYOUTS,
+    SUITE,
+    article,
+    display_name,
+    end_prompt,
+    frame,
+    frames_of,
+    image_options,
+    label_of_image,
+    label_of_text,
+    make_item,
+    moved_copy,
+    orbit_like,
+    pick,
+    pick_asset,
+    render_frame,
+    shuffled_text_options,
+    text_options_block,
+)
+from perspecta.world import oracle
+from perspecta.world.samplers import sample_studio
+from perspecta.world.scene import Scene, SceneObject
+
+ROTATION, CANONICAL, MENTAL = "dynamic_rotation", "canonical_view", "mental_rotation"
+OFFSETS = (45.0, 90.0)
+CW, CCW = "clockwise", "counter-clockwise"
+ABOVE = "seen from above"
+
+
+def _studio(ctx: TaskContext, asset_id: str, *, yaw: float, facing_camera: float | None = None) -> Scene:
+    """A studio scene; ``facing_camera`` puts the camera that many degrees off the object's front."""
+    az = None if facing_camera is None else yaw + facing_camera
+    return sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=asset_id,
+                         yaw=yaw, camera_azimuth=az, elevation_range=(10.0, 30.0),
+                         image_size=int(ctx.config.get("image_size", 256)))
+
+
+def two_frame_question(layout: str, question: str, options: list[Any]) -> str:
+    opts = text_options_block(options)
+    if layout == "imagefirst":
+        return f"<image><image>\n{question}\n{opts}\n{end_prompt(len(options))}"
+    if layout == "textfirst":
+        return f"{question}\n{opts}\n<image><image>\n{end_prompt(len(options))}"
+    if layout == "interleaved":
+        return f"First image: <image>\nSecond image: <image>\n{question}\n{opts}\n{end_prompt(len(options))}"
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+# --------------------------------------------------------------------------- dynamic rotation
+
+TURN_TEXT = {
+    "world": {CW: "clockwise", CCW: "counter-clockwise"},
+    "own": {"left": "to their own left", "right": "to their own right"},
+    "viewer": {"left": "toward the viewer's left", "right": "toward the viewer's right"},
+}
+TURN_PHRASES = {
+    "world": (
+        "The {x} turned in place between the first and the second image (the camera did not move). Seen from above, did it rotate clockwise or counter-clockwise?",
+        "From the first image to the second, the {x} spins about its vertical axis. Looking down from above, which way did it rotate?",
+    ),
+    "own": (
+        "The person turned in place between the first and the second image. From the person's own perspective, did they turn to their left or to their right?",
+        "Between the two images the person rotated where they stand. Which way did they turn, relative to their own body?",
+    ),
+    "viewer": (
+        "The person turned in place between the first and the second image. From the viewer's perspective, did the person turn toward the viewer's left or the viewer's right?",
+        "Between the two images the person rotated where they stand. As you, the viewer, see it, which way did they turn?",
+    ),
+}
+
+
+def turn_answer(frame_of_reference: str, before: SceneObject, after: SceneObject, scene: Scene, camera: str) -> str:
+    """The turn between two states of one object, as the option key of the given frame."""
+    d = float(oracle.wrap180(after.pose.yaw - before.pose.yaw))
+    if not 10.0 <= abs(d) <= 170.0:
+        raise ValueError(f"turn of {d:.1f} degrees has no clear direction")
+    if frame_of_reference == "world":
+        return CCW if d > 0 else CW
+    if frame_of_reference == "own":
+        return "left" if d > 0 else "right"  # yaw CCW from above = turning toward +Y = own left
+    cam = scene.camera(camera)
+    fwd = cam.forward()
+    right = np.array([fwd[1], -fwd[0], 0.0]) / np.hypot(fwd[0], fwd[1])
+    change = float(after.front_vector() @ right - before.front_vector() @ right)
+    if abs(change) < 0.3:
+        raise ValueError(f"the front's sideways change in the image ({change:.2f}) is too small to call")
+    return "right" if change > 0 else "left"
+
+
+def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    f0, f1 = frames_of(item)
+    fr = item.metadata["turn_frame"]
+    ans = turn_answer(fr, scene.object(f0["objects"][0]), scene.object(f1["objects"][0]), scene, f0["camera"])
+    return label_of_text(item.options, TURN_TEXT[fr][ans], item.id)
+
+
+@task(SUITE, ROTATION, derive=derive_rotation,
+      description="Two frames: which way did a car/object/person turn (person: own and viewer frame)")
+def generate_rotation(ctx: TaskContext) -> list[Item]:
+    domain = ("car", "person", "object")[int(ctx.rng.integers(3))]
+    asset = pick_asset(ctx, domain)
+    offset = OFFSETS[int(ctx.rng.integers(len(OFFSETS)))]
+    sign = 1.0 if ctx.rng.random() < 0.5 else -1.0  # + = counter-clockwise from above
+    yaw = float(ctx.rng.uniform(0.0, 360.0))
+    # people face the camera (within 20 degrees) so "toward the viewer's left" reads clearly
+    off_front = float(ctx.rng.uniform(-20.0, 20.0)) if domain == "person" else float(ctx.rng.uniform(-180.0, 180.0))
+    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=off_front)
+    obj = scene.objects[0]
+    after = moved_copy(obj, "obj0@t1", yaw=obj.pose.yaw + sign * offset)
+    scene.objects.append(after)
+    ctx.add_scene(scene)
+    frames = [frame("main", [obj.id]), frame("main", [after.id])]
+    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, f"frame{i}") for i, f in enumerate(frames)]
+    base_meta: dict[str, Any] = {
+        "family": "dynamic_rotation",
+        "domain": domain,
+        "category": obj.category,
+        "asset_id": obj.asset_id,
+        "offset_deg": offset,
+        "turn_ccw_deg": sign * offset,
+        "start_facing_deg": round(oracle.egocentric_facing(obj, scene.camera("main")), 3),
+        "frames": frames,
+    }
+    if domain == "person":
+        plan = [("own", "person_rotation_own", "face_rotation_classification_own_perspective", "imagefirst"),
+                ("viewer", "person_rotation_viewer", "face_rotation_classification_viewer_perspective", "imagefirst")]
+    elif domain == "car":
+        plan = [("world", "car_rotation", "car_rotation_classification", "imagefirst")]
+    else:
+        layout = LAYOUTS[int(ctx.rng.integers(len(LAYOUTS)))]
+        plan = [("world", f"object_rotation_{layout}", f"object_rotation_classification_{layout}", layout)]
+    items = []
+    for fr, subtype, paper, layout in plan:
+        keys = list(TURN_TEXT[fr])
+        options = shuffled_text_options(ctx, [TURN_TEXT[fr][k] for k in keys])
+        q = pick(ctx, TURN_PHRASES[fr]).format(x=display_name(obj.category))
+        if fr == "world" and ABOVE not in q.lower():
+            q = q.replace("clockwise or counter-clockwise", f"clockwise or counter-clockwise ({ABOVE})")
+        ans = turn_answer(fr, obj, after, scene, "main")
+        suffix = "" if len(plan) == 1 else fr
+        items.append(make_item(
+            ctx, variant="base", suffix=suffix, group_suffix=suffix, subtype=subtype,
+            question=two_frame_question(layout, q, options), images=images, options=options,
+            answer=label_of_text(options, TURN_TEXT[fr][ans]), scene=scene,
+            metadata={**base_meta, "turn_frame": fr, "layout": layout, "paper_subtype": paper,
+                      "frame_of_reference": {"world": "allocentric_above", "own": "object", "viewer": "viewer"}[fr],
+                      "pair_id": ctx.item_id("base") if len(plan) > 1 else None}))
+    return items
+
+
+# --------------------------------------------------------------------------- canonical views
+
+# asked view -> bearing (object frame, + = its left) of the camera that shows it
+VIEW_BEARING = {("own", "left"): 90.0, ("own", "right"): -90.0, ("own", "back"): 180.0,
+                ("viewer", "left"): -90.0, ("viewer", "right"): 90.0}
+VIEW_PHRASES = {
+    ("own", "left"): ("Which candidate image shows the {x} from its own left side (the side on its left when it faces forward)?",
+                      "Among the candidates, which one is a view of the {x}'s left-hand side, judged from the {x}'s own perspective?"),
+    ("own", "right"): ("Which candidate image shows the {x} from its own right side (the side on its right when it faces forward)?",
+                       "Among the candidates, which one is a view of the {x}'s right-hand side, judged from the {x}'s own perspective?"),
+    ("own", "back"): ("Which candidate image shows the {x} from the back?",
+                      "Among the candidates, which one is a view of the rear of the {x}?"),
+    ("viewer", "left"): ("Imagine walking around to your left (the viewer's left) while keeping your eyes on the person. Which candidate image shows them from there?",
+                         "From the viewer's perspective, which candidate image shows the person seen from the viewer's left-hand side?"),
+    ("viewer", "right"): ("Imagine walking around to your right (the viewer's right) while keeping your eyes on the person. Which candidate image shows them from there?",
+                          "From the viewer's perspective, which candidate image shows the person seen from the viewer's right-hand side?"),
+}
+
+
+def view_bearing(scene: Scene, obj: SceneObject, camera: str) -> float:
+    return float(oracle.bearing_in_frame(obj, np.asarray(scene.camera(camera).position, dtype=float)))
+
+
+def derive_canonical(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    md = item.metadata
+    frames = frames_of(item)
+    obj = scene.object(frames[0]["objects"][0])
+    want = VIEW_BEARING[(md["view_frame"], md["asked_view"])]
+    hits = [o.image for o in item.options
+            if abs(float(oracle.wrap180(view_bearing(scene, obj, frames[o.image]["camera"]) - want))) <= 30.0]
+    if len(hits) != 1:
+        raise ValueError(f"item {item.id}: {len(hits)} candidate views match bearing {want}")
+    return label_of_image(item.options, int(hits[0]), item.id)  # type: ignore[arg-type]
+
+
+@task(SUITE, CANONICAL, derive=derive_canonical,
+      description="Given a front view, pick the left/right/back view (people: own vs viewer frame)")
+def generate_canonical(ctx: TaskContext) -> list[Item]:
+    domain = ("car", "person", "object")[int(ctx.rng.integers(3))]
+    asset = pick_asset(ctx, domain)
+    yaw = float(ctx.rng.uniform(0.0, 360.0))
+    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-5.0, 5.0)))
+    obj = scene.objects[0]
+    if domain == "person":
+        view_frame = "own" if ctx.rng.random() < 0.5 else "viewer"
+        sides = ["left", "right"]
+    else:
+        view_frame, sides = "own", ["left", "right", "back"]
+    asked = sides[int(ctx.rng.integers(len(sides)))]
+    order = [sides[int(i)] for i in ctx.rng.permutation(len(sides))]
+    frames = [frame("main", [obj.id])]
+    for i, side in enumerate(order):
+        bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-6.0, 6.0))
+        orbit_like(scene, f"cand{i}", obj, obj.pose.yaw + bearing)
+        frames.append(frame(f"cand{i}", [obj.id]))
+    ctx.add_scene(scene)
+    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "front" if i == 0 else f"cand{i - 1}")
+              for i, f in enumerate(frames)]
+    options = image_options(len(sides), first_image=1)
+    noun = "person" if domain == "person" else display_name(obj.category)
+    q = pick(ctx, VIEW_PHRASES[(view_frame, asked)]).format(x=noun)
+    opts = "\n".join(f"{o.label}. <image>" for o in options)
+    question = f"This is the front view of {article(noun)} {noun}: <image>\n{q}\n{opts}\n{end_prompt(len(options))}"
+    want = VIEW_BEARING[(view_frame, asked)]
+    idx = next(i for i, s in enumerate(order) if VIEW_BEARING[("own", s)] == want)
+    if domain == "person":
+        subtype = f"person_canonical_view_{view_frame}_{asked}"
+        paper = f"face_canonical_view_selection_{view_frame}_perspective_{asked}"
+    else:
+        subtype = f"{domain}_canonical_view_{asked}"
+        paper = f"{domain}_canonical_view_selection_{asked}"
+    meta = {
+        "family": "canonical_view_selection", "domain": domain, "category": obj.category, "asset_id": obj.asset_id,
+        "asked_view": asked, "view_frame": view_frame, "candidate_views": order, "paper_subtype": paper,
+        "frame_of_reference": "viewer" if view_frame == "viewer" else "object",
+        "candidate_bearings": [round(view_bearing(scene, obj, f["camera"]), 3) for f in frames[1:]],
+        "frames": frames,
+    }
+    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
+                      images=images, options=options, answer=label_of_image(options, idx + 1), scene=scene,
+                      metadata=meta)]
+
+
+# --------------------------------------------------------------------------- mental rotation
+
+ANGLES = (45.0, 90.0, 135.0, 180.0)
+MIN_DISTRACTOR_GAP = 30.0
+MENTAL_MIN_PX = 40.0 / 256  # the rotated tabletop object spans this share of the image width, to read its pose
+MENTAL_PHRASES = (
+    "Imagine the {x} in the first image rotated {n} degrees {dir} ({above}) about its vertical axis, staying in place. Which candidate image shows the result?",
+    "Mentally turn the {x} from the first image by {n} degrees {dir}, as seen from above. Which of the candidates matches its new orientation?",
+)
+
+
+def rotation_target(md: dict[str, Any]) -> float:
+    """Signed CCW turn asked for: clockwise (from above) is negative yaw."""
+    return float(md["angle_deg"]) * (-1.0 if md["direction"] == CW else 1.0)
+
+
+def derive_mental(item: Item, scenes: dict[str, Scene]) -> str:
+    scene = scenes[item.scene_id]
+    md = item.metadata
+    frames = frames_of(item)
+    ref = scene.object(md["target_id"])
+    want = rotation_target(md)
+    errs = {}
+    for o in item.options:
+        copy_id = next(i for i in frames[o.image]["objects"] if i.split("@")[0] == ref.id)  # type: ignore[index]
+        errs[o.label] = abs(float(oracle.wrap180(scene.object(copy_id).pose.yaw - ref.pose.yaw - want)))
+    best = min(errs, key=errs.get)  # type: ignore[arg-type]
+    if errs[best] > 10.0 or sorted(errs.values())[1] < MIN_DISTRACTOR_GAP:
+        raise ValueError(f"item {item.id}: no single candidate at the asked rotation ({errs})")
+    return best
+
+
+def _mental_scene(ctx: TaskContext, domain: str) -> tuple[Scene, SceneObject]:
+    if domain == "tabletop":
+        from perspecta.suites.spin.relations import (
+            named_size_ok,
+            tabletop,
+            unique_objects,
+        )
+
+        for _ in range(30):
+            scene = tabletop(ctx, (3, 5), with_front=True)
+            cands = [o for o in unique_objects(scene) if o.has_front and not o.symmetric and named_size_ok(scene, [o], min_px=MENTAL_MIN_PX)]
+            if cands:
+                return scene, cands[int(ctx.rng.integers(len(cands)))]
+        raise RuntimeError(f"{ctx.scene_prefix}: no tabletop with a nameable object that has a front")
+    asset = pick_asset(ctx, domain)
+    yaw = float(ctx.rng.uniform(0.0, 360.0))
+    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-35.0, 35.0)))
+    return scene, scene.objects[0]
+
+
+def _fits(scene: Scene, copy: SceneObject, target: SceneObject) -> bool:
+    from perspecta.world.samplers.common import Rect, any_overlap
+
+    others = [o for o in scene.objects if o.id != target.id and "@" not in o.id]
+    return not any_overlap(Rect.of(copy), [Rect.of(o) for o in others], 0.01)
+
+
+@task(SUITE, MENTAL, derive=derive_mental,
+      description="Reference view + 'rotate N degrees (counter-)clockwise': pick the result among 4 images")
+def generate_mental(ctx: TaskContext) -> list[Item]:
+    domain = ("object", "car", "tabletop")[int(ctx.rng.integers(3))]
+    angle = ANGLES[int(ctx.rng.integers(len(ANGLES)))]
+    direction = CW if ctx.rng.random() < 0.5 else CCW
+    for _ in range(10):
+        scene, target = _mental_scene(ctx, domain)
+        want = angle * (-1.0 if direction == CW else 1.0)
+        pool = [a for a in range(0, 360, 45) if abs(float(oracle.wrap180(a - want))) >= MIN_DISTRACTOR_GAP]
+        picks = [pool[int(i)] for i in ctx.rng.permutation(len(pool))[:3]]
+        turns = [want] + [float(p) for p in picks]
+        order = [int(i) for i in ctx.rng.permutation(4)]
+        copies = [moved_copy(target, f"{target.id}@opt{k}", yaw=target.pose.yaw + turns[j]) for k, j in enumerate(order)]
+        if domain != "tabletop" or all(_fits(scene, c, target) for c in copies):
+            break
+    else:
+        raise RuntimeError(f"{ctx.scene_prefix}: rotated copies collide with neighbours")
+    scene.objects.extend(copies)
+    ctx.add_scene(scene)
+    base_ids = [o.id for o in scene.objects if "@" not in o.id]
+    frames = [frame("main", base_ids)] + [frame("main", [c.id if i == target.id else i for i in base_ids]) for c in copies]
+    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "reference" if i == 0 else f"cand{i - 1}")
+              for i, f in enumerate(frames)]
+    options = image_options(4, first_image=1)
+    noun = display_name(target.category)
+    q = pick(ctx, MENTAL_PHRASES).format(x=noun, n=int(angle), dir=direction, above=ABOVE)
+    opts = "\n".join(f"{o.label}. <image>" for o in options)
+    question = f"<image>\n{q}\n{opts}\n{end_prompt(4)}"
+    answer = label_of_image(options, 1 + order.index(0))
+    meta = {
+        "family": "mental_rotation", "domain": domain, "category": target.category, "asset_id": target.asset_id,
+        "target_id": target.id, "angle_deg": angle, "direction": direction,
+        "candidate_turns_ccw_deg": [turns[j] for j in order],
+        "paper_subtype": {"object": "object_mental_rotation", "car": "car_mental_rotation",
+                          "tabletop": "infinigen_mental_rotation"}[domain],
+        "frame_of_reference": "allocentric_above", "frames": frames,
+    }
+    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"{domain}_mental_rotation",
+                      question=question, images=images, options=options, answer=answer, scene=scene, metadata=meta)]

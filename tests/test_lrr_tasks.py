@@ -1,0 +1,210 @@
+"""LRR tasks: derive() on hand-built scenes, and generated units (small images) end to end."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from perspecta.dataset.item import IMAGE_MARKER, Item
+from perspecta.dataset.schema import check_item
+from perspecta.suites import registry
+from perspecta.suites.lrr.common import question_for_mode
+from perspecta.suites.lrr.depth_camera import derive_ca_m, derive_ca_r, derive_dep
+from perspecta.suites.lrr.objects import derive_hd, derive_m, derive_md
+from perspecta.suites.lrr.position import derive_multi, derive_pos
+from perspecta.suites.lrr.world import ground_point
+from perspecta.world.oracle import move_camera
+from perspecta.world.scene import Camera, Pose, Scene, SceneObject
+
+TASKS = ("pos", "pos_c", "pos_s", "dep", "ca_r", "ca_m", "obj_hd", "obj_md", "obj_m")
+
+
+def _obj(obj_id: str, x: float, y: float, z: float = 0.0, yaw: float = 0.0, size: float = 0.5) -> SceneObject:
+    return SceneObject(id=obj_id, asset_id="proc:figure", category="figure", pose=Pose((x, y, z), yaw=yaw),
+                       size=(size, size, size))
+
+
+def _scene(scene_id: str, objects: list[SceneObject], cameras: list[Camera]) -> Scene:
+    return Scene(scene_id=scene_id, seed=0, kind="clutter", objects=objects, cameras=cameras)
+
+
+def _item(scene_id: str = "s", **metadata: object) -> Item:
+    return Item(id="lrr/t/base/000000", suite="lrr", task="t", question="", images=[], answer_type="yesno",
+                answer="yes", scene_id=scene_id, metadata=dict(metadata))
+
+
+# Camera at (0, -10, 1) looking along +Y: world +X is image right, higher z is image top.
+CAM = Camera(name="main", position=(0.0, -10.0, 1.0), look_at=(0.0, 0.0, 1.0), fov_y=60.0, width=512, height=512)
+
+
+def test_derive_pos_from_projected_box() -> None:
+    # centre (3, 0, 2.75): f = 256/tan(30) = 443.4, u = 256 + 443.4*0.3 = 389 (dx = +0.26),
+    # v = 256 - 443.4*0.175 = 178 (dy = -0.15): top-right.
+    s = _scene("s", [_obj("target", 3.0, 0.0, z=2.5)], [CAM])
+    assert derive_pos(_item(asked_region="top-right"), {"s": s}) == "yes"
+    assert derive_pos(_item(asked_region="centre"), {"s": s}) == "no"
+    # centre (0, 0, 1.25): on the optical axis -> "centre"
+    c = _scene("s", [_obj("target", 0.0, 0.0, z=1.0)], [CAM])
+    assert derive_pos(_item(asked_region="centre"), {"s": c}) == "yes"
+    # dy = -0.065 is inside the 0.1 margin around the horizontal midline: ambiguous -> error
+    amb = _scene("s", [_obj("target", 3.0, 0.0, z=1.5)], [CAM])
+    with pytest.raises(ValueError):
+        derive_pos(_item(asked_region="top-right"), {"s": amb})
+
+
+def test_derive_multi_needs_every_view_right() -> None:
+    scenes = {
+        "a": _scene("a", [_obj("target", 3.0, 0.0, z=2.5)], [CAM]),  # top-right
+        "b": _scene("b", [_obj("target", 0.0, 0.0, z=1.0)], [CAM]),  # centre
+        "c": _scene("c", [_obj("target", -3.0, 0.0, z=-1.0)], [CAM]),  # centre z -0.75: bottom-left
+    }
+    ids = ["a", "b", "c"]
+    assert derive_multi(_item(scene_ids=ids, asked_regions=["top-right", "centre", "bottom-left"]), scenes) == "yes"
+    assert derive_multi(_item(scene_ids=ids, asked_regions=["top-right", "centre", "bottom-right"]), scenes) == "no"
+
+
+def test_derive_dep_by_camera_depth() -> None:
+    s = _scene("s", [_obj("x", -1.0, -4.0), _obj("y", 1.0, 3.0)], [CAM])  # depths 6 and 13
+    assert derive_dep(_item(), {"s": s}) == "yes"
+    swapped = _scene("s", [_obj("x", -1.0, 3.0), _obj("y", 1.0, -4.0)], [CAM])
+    assert derive_dep(_item(), {"s": swapped}) == "no"
+    tie = _scene("s", [_obj("x", -1.0, 0.0), _obj("y", 1.0, 0.5)], [CAM])  # 0.5 m apart: under the 1 m margin
+    with pytest.raises(ValueError):
+        derive_dep(_item(), {"s": tie})
+
+
+def _named(cams: list[Camera]) -> list[Camera]:
+    return [dataclasses.replace(c, name="ABCD"[k]) for k, c in enumerate(cams)]
+
+
+def test_derive_ca_r_consistent_turns_and_swaps() -> None:
+    cams = [move_camera(CAM, turn=25.0 * k) for k in range(4)]
+    assert derive_ca_r(_item(), {"s": _scene("s", [], _named(cams))}) == "yes"
+    left = [move_camera(CAM, turn=-25.0 * k) for k in range(4)]
+    assert derive_ca_r(_item(), {"s": _scene("s", [], _named(left))}) == "yes"
+    for i, j in ((0, 1), (1, 2), (0, 3), (1, 3)):
+        order = [0, 1, 2, 3]
+        order[i], order[j] = order[j], order[i]
+        shown = _named([cams[k] for k in order])
+        assert derive_ca_r(_item(), {"s": _scene("s", [], shown)}) == "no", (i, j)
+
+
+def test_derive_ca_m_compares_stated_moves() -> None:
+    a = CAM
+    b = move_camera(a, forward=-2.0)  # backward
+    c = move_camera(b, right=2.0)  # right
+    d = move_camera(c, right=-2.0)  # left
+    s = _scene("s", [], _named([a, b, c, d]))
+    assert derive_ca_m(_item(stated_moves=["backward", "right", "left"]), {"s": s}) == "yes"
+    assert derive_ca_m(_item(stated_moves=["backward", "left", "right"]), {"s": s}) == "no"
+    assert derive_ca_m(_item(stated_moves=["forward", "right", "left"]), {"s": s}) == "no"
+
+
+def test_derive_hd_from_egocentric_facing() -> None:
+    # the camera is at -Y of the sheep: yaw -90 (front along -Y) faces it
+    toward = _scene("s", [_obj("target", 0.0, 0.0, yaw=-90.0)], [CAM])
+    assert derive_hd(_item(asked_heading="toward"), {"s": toward}) == "yes"
+    assert derive_hd(_item(asked_heading="away"), {"s": toward}) == "no"
+    # yaw 0: front along +X = image right
+    right = _scene("s", [_obj("target", 0.0, 0.0, yaw=0.0)], [CAM])
+    assert derive_hd(_item(asked_heading="rightward"), {"s": right}) == "yes"
+    assert derive_hd(_item(asked_heading="leftward"), {"s": right}) == "no"
+    edge = _scene("s", [_obj("target", 0.0, 0.0, yaw=-45.0)], [CAM])  # on the toward/right boundary
+    with pytest.raises(ValueError):
+        derive_hd(_item(asked_heading="toward"), {"s": edge})
+
+
+def test_derive_md_order_and_heading() -> None:
+    def frames(xs: list[float], yaw: float) -> dict[str, Scene]:
+        return {f"f{k}": _scene(f"f{k}", [_obj("target", x, 0.0, yaw=yaw)], [CAM]) for k, x in enumerate(xs)}
+
+    ids = ["f0", "f1", "f2"]
+    assert derive_md(_item(scene_ids=ids), frames([-1.5, 0.0, 1.5], 0.0)) == "yes"  # walks +X, faces +X
+    assert derive_md(_item(scene_ids=ids), frames([-1.5, 1.5, 0.0], 0.0)) == "no"  # shuffled
+    assert derive_md(_item(scene_ids=ids), frames([1.5, 0.0, -1.5], 0.0)) == "no"  # walks backwards
+    assert derive_md(_item(scene_ids=ids), frames([-1.5, 0.0, 1.5], 90.0)) == "no"  # perpendicular heading
+
+
+def test_derive_m_displacement() -> None:
+    def pair(dx: float) -> dict[str, Scene]:
+        return {"a": _scene("a", [_obj("target", 0.0, 0.0)], [CAM]), "b": _scene("b", [_obj("target", dx, 0.0)], [CAM])}
+
+    assert derive_m(_item(scene_ids=["a", "b"]), pair(0.0)) == "no"
+    assert derive_m(_item(scene_ids=["a", "b"]), pair(2.0)) == "yes"
+    with pytest.raises(ValueError):
+        derive_m(_item(scene_ids=["a", "b"]), pair(0.5))
+
+
+def test_ground_point_hits_the_plane_under_the_pixel() -> None:
+    cam = Camera(position=(0.0, 0.0, 4.0), look_at=(0.0, 10.0, 0.0), fov_y=50.0, width=512, height=512)
+    p = ground_point(cam, 300.0, 400.0, z=0.5)
+    assert p is not None and p[2] == pytest.approx(0.5)
+    uv, _ = cam.project(p[None])
+    assert uv[0] == pytest.approx([300.0, 400.0], abs=1e-6)
+    assert ground_point(cam, 256.0, 0.0) is None  # the top row of this view is sky
+
+
+def test_question_modes() -> None:
+    q = '<image>\nIs there a car in the centre of the image? Answer with one word: "Yes" or "No".'
+    r = question_for_mode(q, "reason")
+    assert r.startswith("<image>\nIs there a car") and r.endswith('"Answer: Yes" or "Answer: No".')
+    assert question_for_mode(q, "direct") == q
+    with pytest.raises(ValueError):
+        question_for_mode(q, "cot")
+
+
+# --------------------------------------------------------------------- generation
+
+
+@pytest.fixture(scope="module")
+def gen_env(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.render.base import get_renderer
+
+    lib = AssetLibrary.default()
+    renderer = get_renderer("gl", library=lib)
+    yield lib, renderer, tmp_path_factory.mktemp("lrr")
+    renderer.close()
+
+
+@pytest.mark.parametrize("task_name", TASKS)
+def test_generated_units_are_balanced_and_rederive(task_name: str, gen_env) -> None:  # type: ignore[no-untyped-def]
+    from perspecta.suites.context import TaskContext
+
+    lib, renderer, out = gen_env
+    td = registry.get_task("lrr", task_name)
+    for index in (0, 1):
+        ctx = TaskContext(suite="lrr", task=task_name, index=index, root_seed=3, library=lib, renderer=renderer,
+                          out_dir=Path(out), config={"view_size": 64, "composite_size": 192})
+        items = td.generate(ctx)
+        scenes = {s.scene_id: s for s in ctx.scenes}
+        variants = sorted(it.variant for it in items)
+        assert variants == (["base", "clear"] if task_name.startswith("obj_") else ["base"])
+        for it in items:
+            assert check_item(it.to_dict()) == []
+            assert it.answer == ("yes" if index == 0 else "no")
+            assert td.derive(it, scenes) == it.answer
+            assert it.question.count(IMAGE_MARKER) == len(it.images)
+            side = 192 if task_name == "pos_c" else 64
+            for p in it.images:
+                assert Image.open(Path(out) / p).size == (side, side)
+            if it.variant == "clear":
+                assert all(not o.id.startswith("obj") for s in ctx.scenes if "-clear" in s.scene_id for o in s.objects)
+
+
+def test_generation_is_deterministic(gen_env) -> None:  # type: ignore[no-untyped-def]
+    from perspecta.suites.context import TaskContext
+
+    lib, renderer, out = gen_env
+    runs = []
+    for k in range(2):
+        ctx = TaskContext(suite="lrr", task="ca_r", index=5, root_seed=1, library=lib, renderer=renderer,
+                          out_dir=Path(out) / f"det{k}", config={"view_size": 64})
+        items = registry.get_task("lrr", "ca_r").generate(ctx)
+        runs.append(([it.to_dict() for it in items], [s.to_json() for s in ctx.scenes],
+                     [np.asarray(Image.open(Path(out) / f"det{k}" / p)).tobytes() for p in ctx.images]))
+    assert runs[0] == runs[1]

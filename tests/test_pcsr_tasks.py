@@ -1,0 +1,178 @@
+"""PCSR T0-T7 answers on a hand-built room (values worked out by hand), and one
+generated unit per task that must validate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perspecta.dataset.generate import GenerationConfig, generate_dataset
+from perspecta.dataset.validate import validate_dataset
+from perspecta.suites.pcsr.panoramic import (
+    fov_statuses,
+    seam_neighbour_answer,
+    seam_pair_answer,
+)
+from perspecta.suites.pcsr.perception import (
+    blob_count,
+    count_answer,
+    direction_answer,
+    distance_answer,
+)
+from perspecta.suites.pcsr.reasoning import (
+    compositional_answer,
+    reanchor_answer,
+    rotation_answer,
+    transitive_answer,
+)
+from perspecta.world.oracle import panorama_longitude, straddles_seam
+from perspecta.world.scene import Camera, Pose, Room, Scene, SceneObject
+
+# Observer at the origin, eye 1.5 m, looking along +X (so +Y is on its LEFT).
+LAYOUT = {
+    "sofa": (2.0, 0.0),  # straight ahead, longitude 0
+    "tv": (0.0, -3.0),  # on the right, longitude +90
+    "plant": (0.0, 2.0),  # on the left, longitude -90
+    "bed": (-2.0, 0.3),  # behind, just left of the seam: longitude -171.5
+    "wardrobe": (4.0, -1.0),
+}
+CHAIRS = [(2.5, 0.6), (-1.8, -0.8)]  # the second is behind, right of the seam: longitude +156
+
+
+def room() -> Scene:
+    objs = [
+        SceneObject(id="", asset_id=f"x:{c}", category=c, pose=Pose((x, y, 0.0)), size=(0.4, 0.4, 0.8))
+        for c, (x, y) in [*LAYOUT.items(), *[("chair", p) for p in CHAIRS]]
+    ]
+    for i, o in enumerate(objs):
+        o.id = f"obj{i}"
+    cam = Camera(name="pano", position=(0.0, 0.0, 1.5), look_at=(1.0, 0.0, 1.5), width=1024, height=512,
+                 projection="equirect")
+    return Scene(scene_id="s", seed=0, kind="room", objects=objs, cameras=[cam], ground=None,
+                 room=Room(width=10.0, depth=8.0, room_type="living_room"))
+
+
+def test_layout_longitudes() -> None:
+    s, cam = room(), room().camera("pano")
+    lon = {o.category + o.id: panorama_longitude(o, cam) for o in s.objects}
+    assert lon["sofaobj0"] == pytest.approx(0.0)
+    assert lon["tvobj1"] == pytest.approx(90.0)
+    assert lon["plantobj2"] == pytest.approx(-90.0)
+    assert lon["bedobj3"] == pytest.approx(-171.47, abs=0.01)
+    assert lon["chairobj6"] == pytest.approx(156.04, abs=0.01)
+
+
+def test_t0_counts_instances() -> None:
+    assert count_answer(room(), "chair") == "2"
+    assert count_answer(room(), "sofa") == "1"
+    assert count_answer(room(), "piano") == "0"
+
+
+def test_t0_blob_count_splits_and_merges() -> None:
+    inst = np.zeros((20, 40), dtype=np.int32)
+    inst[0:6, 0:6] = 1  # object 0 cut by the seam: a blob at each edge
+    inst[0:6, 34:40] = 1
+    inst[10:16, 10:16] = 2  # objects 1 and 2 touch in the image: one blob
+    inst[10:16, 16:22] = 3
+    inst[18:20, 30:32] = 4  # 4 pixels: too small to count
+    assert blob_count(inst, [0]) == 2
+    assert blob_count(inst, [1, 2]) == 1
+    assert blob_count(inst, [3]) == 0
+
+
+def test_t1_closest_and_farthest() -> None:
+    # from the sofa (2, 0): chair (2.5, 0.6) at 0.78 m is closest; bed 4.01 m beats chair 3.87 m
+    assert distance_answer(room(), "sofa", "closest") == "chair"
+    assert distance_answer(room(), "sofa", "farthest") == "bed"
+
+
+def test_t2_directions_from_the_observer() -> None:
+    s = room()
+    assert direction_answer(s, "observer_sector", "tv", None) == "right"
+    assert direction_answer(s, "observer_sector", "plant", None) == "left"
+    assert direction_answer(s, "observer_sector", "sofa", None) == "front"
+    assert direction_answer(s, "observer_sector", "bed", None) == "behind"
+    assert direction_answer(s, "pair_left_right", "plant", "sofa") == "left"
+    assert direction_answer(s, "pair_left_right", "tv", "sofa") == "right"
+    assert direction_answer(s, "pair_left_right", "plant", "tv") is None  # opposite: no short way
+
+
+def test_t3_transitive_and_compositional() -> None:
+    s = room()  # observer distances: sofa 2.28, tv 3.19, wardrobe 4.27
+    assert transitive_answer(s, ["sofa", "tv", "wardrobe"], "closer", "closer") == "sofa"
+    assert transitive_answer(s, ["sofa", "tv", "wardrobe"], "closer", "farther") == "wardrobe"
+    assert transitive_answer(s, ["wardrobe", "tv", "sofa"], "farther", "closer") == "sofa"
+    with pytest.raises(ValueError):
+        transitive_answer(s, ["tv", "sofa", "wardrobe"], "closer", "closer")  # false premise
+    # closest to the plant is the bed (2.62 m); farthest from the bed is the wardrobe (6.14 m)
+    hop1, hop2 = compositional_answer(s, "plant", "farthest")
+    assert (hop1.category, hop2.category) == ("bed", "wardrobe")
+    assert compositional_answer(s, "plant", "closest")[1].category == "chair"  # chair at 1.12 m
+
+
+def test_t4_rotation() -> None:
+    s = room()
+    assert rotation_answer(s, 90, "clockwise", "front") == "TV"  # turn right: now facing -Y
+    assert rotation_answer(s, 90, "counter-clockwise", "front") == "plant"
+    assert rotation_answer(s, 180, "clockwise", "front") == "bed"
+    assert rotation_answer(s, 90, "clockwise", "left") == "sofa"  # after turning right, +X is on the left
+    assert rotation_answer(s, 0, "clockwise", "behind") == "bed"
+
+
+def test_t5_reanchoring() -> None:
+    s = room()
+    # at the sofa facing the TV (heading 236 deg), the plant bears -101 deg: on the right
+    assert reanchor_answer(s, "left_right", "sofa", "tv", "plant") == "right"
+    assert reanchor_answer(s, "sector", "sofa", "tv", "plant") == "right"
+    # at the plant facing the sofa (heading -45 deg), the bed bears -95 deg: right
+    assert reanchor_answer(s, "sector", "plant", "sofa", "bed") == "right"
+    # facing the other way flips it
+    assert reanchor_answer(s, "left_right", "sofa", "plant", "tv") == "left"
+
+
+def test_t6_seam_neighbours() -> None:
+    s = room()
+    cam = s.camera("pano")
+    bed, far_chair = s.objects[3], s.objects[6]
+    assert panorama_longitude(bed, cam) < -150 and panorama_longitude(far_chair, cam) > 150
+    assert seam_neighbour_answer(s, "bed") == "chair"  # 1.12 m away, across the seam
+    assert not straddles_seam(bed, cam)
+    assert seam_pair_answer(s, "bed", "plant") == "no"  # 2.62 m apart vs a 2 m threshold
+
+
+def test_t7_fov_with_occlusion() -> None:
+    s = room()
+    px = {o.id: 5000 for o in s.objects}
+    st = fov_statuses(s, "sofa", 90, px)
+    # facing the sofa: chair (2.5, 0.6) at 13.5 deg and wardrobe at -14 deg are in view
+    assert st["chair"] == "in" and st["wardrobe"] == "in"
+    assert st["tv"] == st["plant"] == st["bed"] == "out"
+    px["obj4"] = 0  # the wardrobe hidden in the panorama: in the field but not seen
+    assert fov_statuses(s, "sofa", 90, px)["wardrobe"] is None
+    assert fov_statuses(s, "sofa", 60, {o.id: 5000 for o in s.objects})["chair"] == "in"
+
+
+def test_generated_units_validate(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    config = GenerationConfig(suites=["pcsr"], n=1, seed=3, splits={"train": 0.5, "test": 0.5})
+    generate_dataset(out, config)
+    report = validate_dataset(out, derive_answers=True)
+    assert report.ok, report.errors
+    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    tasks = {i["task"] for i in items}
+    assert tasks == {"counting", "relative_distance", "relative_direction", "compositional_chains",
+                     "egocentric_rotation", "perspective_reanchoring", "ego_distortion", "limited_fov"}
+    for it in items:
+        assert it["question"].count("<image>") == 1
+        assert "<think>" in it["question"] and "<answer>" in it["question"]
+        if it["answer_type"] == "open":
+            assert it["answer"] and it["options"] == []
+        if it["answer_type"] == "mcq":
+            assert it["metadata"]["options"][it["answer"]] == it["metadata"]["answer_text"]
+    split_of: dict[str, set[str]] = {}
+    for it in items:
+        split_of.setdefault(it["images"][0], set()).add(it["split"])
+    assert all(len(v) == 1 for v in split_of.values())

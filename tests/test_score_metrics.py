@@ -1,0 +1,98 @@
+"""Metrics over scored records and the ``score``/``eval`` commands (standalone Typer app)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from typer.testing import CliRunner
+
+from perspecta.cli_eval import app
+from perspecta.score.metrics import (
+    accuracy_block,
+    bootstrap_ci,
+    read_records,
+    summarize,
+)
+from perspecta.score.records import ScoredRecord
+from perspecta.score.registry import suite_metric
+
+
+def rec(i: int, status: str, correct: bool | None, *, repeat: int = 0, suite: str = "zz_test",
+        task: str = "t", subtype: str = "s") -> ScoredRecord:
+    return ScoredRecord(item_id=f"{suite}/{task}/base/{i:06d}", suite=suite, task=task, model="m", answer="A",
+                        status=status, correct=correct, prediction="A" if status == "ok" else None,  # type: ignore[arg-type]
+                        subtype=subtype, n_options=4, repeat=repeat)
+
+
+def test_accuracy_counts_unparsed_wrong_and_excludes_failed() -> None:
+    records = ([rec(i, "ok", True) for i in range(6)] + [rec(6, "ok", False)]
+               + [rec(7, "unparsed", False)] + [rec(8, "failed", None), rec(9, "failed", None)])
+    b = accuracy_block(records)
+    # 6 right out of 8 answered (7 ok + 1 unparsed); 2 failed reported apart
+    assert (b["n"], b["answered"], b["ok"], b["unparsed"], b["failed"]) == (10, 8, 7, 1, 2)
+    assert b["accuracy"] == 6 / 8 and b["coverage"] == 0.8 and b["chance_level"] == 0.25
+    lo, hi = b["ci95"]
+    assert lo < 0.75 < hi and 0.3 < lo and hi <= 1.0
+
+
+def test_bootstrap_ci_degenerate_and_width() -> None:
+    assert bootstrap_ci(np.ones(20)) == (1.0, 1.0)
+    assert bootstrap_ci(np.array([])) is None
+    lo, hi = bootstrap_ci(np.array([1.0, 0.0] * 200))  # p = 0.5, n = 400: +-1.96*0.025 = +-0.049
+    assert abs(lo - 0.451) < 0.02 and abs(hi - 0.549) < 0.02
+
+
+def test_repeats_mean_and_sem() -> None:
+    # repeat 0: 3/4 right, repeat 1: 1/4 right -> mean 0.5, std 0.3536, sem 0.25
+    records = [rec(i, "ok", i < 3, repeat=0) for i in range(4)] + [rec(i, "ok", i < 1, repeat=1) for i in range(4)]
+    r = accuracy_block(records)["repeats"]
+    assert r["n"] == 2 and r["mean"] == 0.5 and abs(r["sem"] - 0.25) < 1e-12
+
+
+def test_summarize_groups_and_calls_registered_suite_metrics() -> None:
+    @suite_metric("zz_test", "count_ok")
+    def count_ok(records: list[ScoredRecord]) -> dict:
+        return {"ok": sum(r.status == "ok" for r in records)}
+
+    @suite_metric("zz_test", "broken")
+    def broken(records: list[ScoredRecord]) -> dict:
+        raise RuntimeError("bug in a suite metric")
+
+    records = [rec(0, "ok", True, subtype="a"), rec(1, "ok", False, subtype="b"), rec(2, "unparsed", False, subtype="b")]
+    s = summarize(records)
+    run = s["runs"][0]
+    assert run["by_subtype"]["zz_test/t/a"]["accuracy"] == 1.0
+    assert run["by_subtype"]["zz_test/t/b"]["accuracy"] == 0.0
+    assert run["suite_metrics"]["zz_test"]["count_ok"] == {"ok": 2}
+    assert "bug in a suite metric" in run["suite_metrics"]["zz_test"]["broken"]["error"]
+
+
+def test_read_records_last_wins_and_torn_tail_is_skipped(tmp_path: Path) -> None:
+    log = tmp_path / "results.jsonl"
+    first, retry = rec(0, "failed", None), rec(0, "ok", True)
+    log.write_text(json.dumps(first.to_dict()) + "\n" + json.dumps(retry.to_dict()) + "\n" + '{"item_id": "zz')
+    got = read_records(tmp_path)
+    assert len(got) == 1 and got[0].status == "ok"
+
+
+def test_eval_and_score_commands(tmp_path: Path) -> None:
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+
+    ds = tmp_path.parent / "perspecta-eval-dori-n3-seed11"
+    if not (ds / "manifest.json").exists():
+        generate_dataset(ds, GenerationConfig(suites=["dori"], n=3, seed=11))
+    runner = CliRunner()
+    out = tmp_path / "res"
+    r = runner.invoke(app, ["eval", str(ds), "--model", "baseline:oracle", "--out", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "baseline:oracle" in r.output
+    r = runner.invoke(app, ["score", str(out)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["runs"][0]["accuracy"] == 1.0
+    r = runner.invoke(app, ["eval", str(ds), "--model", "baseline:blind", "--out", str(out)])
+    assert r.exit_code == 2 and "needs a text backend" in r.output
+    r = runner.invoke(app, ["score", str(tmp_path / "nothing")])
+    assert r.exit_code == 2 and "not found" in r.output
