@@ -81,17 +81,17 @@ def test_prior_uses_train_split_by_option_text() -> None:
     assert asyncio.run(prior.generate(Request(test[0], "Q", []))).text == "<answer>C</answer>"
 
 
-def test_prior_without_train_split_is_leave_one_out() -> None:
-    # test answers A, A, B: for item 0 the others are {A, B} -> tie broken by text (opt0 < opt1) -> A;
-    # for item 2 (answer B) the others are {A, A} -> A. The item's own answer never counts.
+def test_prior_without_train_split_is_the_in_sample_majority() -> None:
+    # answers A, A, B: the majority text is opt0 (label A) for every item, the B item included
     items = [_mcq(i, 2, answer=a) for i, a in enumerate("AAB")]
     prior = PriorBackend(items, items)
-    assert prior.source == "leave-one-out"
+    assert prior.source == "in-sample"
     got = [asyncio.run(prior.generate(Request(it, "Q", []))).text for it in items]
     assert got == ["<answer>A</answer>"] * 3
-    lone = [_mcq(0, 2, subtype="only")]
-    with pytest.raises(BackendError):
-        asyncio.run(PriorBackend(lone, lone).generate(Request(lone[0], "Q", [])))
+    # a perfectly balanced task ties; the tie is broken by text, never by the item itself
+    balanced = [_mcq(i, 2, answer=a) for i, a in enumerate("AB")]
+    got = [asyncio.run(PriorBackend(balanced, balanced).generate(Request(it, "Q", []))).text for it in balanced]
+    assert got == ["<answer>A</answer>"] * 2
 
 
 def test_blind_sends_the_prompt_without_images() -> None:

@@ -45,7 +45,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-              image_size: int, resume: bool, splits: dict[str, float] | None = None,
+              image_size: int | None, resume: bool, splits: dict[str, float] | None = None,
               tasks: list[str] | None = None, suite_config: dict | None = None) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
     if workers < 1:
@@ -58,7 +58,7 @@ def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, ren
 
 
 def _generate_with_progress(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-                            image_size: int, resume: bool, splits: dict[str, float],
+                            image_size: int | None, resume: bool, splits: dict[str, float],
                             tasks: list[str] | None, suite_config: dict) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
@@ -99,7 +99,8 @@ def generate(
     seed: int = typer.Option(0, "--seed", help="Root seed; the same seed gives the same dataset."),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes."),
     renderer: str = typer.Option("gl", "--renderer", help="gl (default, moderngl/EGL) or blender (Cycles)."),
-    image_size: int = typer.Option(256, "--image-size", help="Side of perspective images in pixels."),
+    image_size: Optional[int] = typer.Option(None, "--image-size",
+                                             help="Side of perspective images in pixels (default: each suite's own)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted generation in OUT."),
     split: str = typer.Option("test=1", "--split", help="Split fractions by scene, e.g. train=0.8,test=0.2."),
     task: list[str] = typer.Option(None, "--task", "-t", help="Only these tasks (suite/task, repeatable)."),
@@ -152,7 +153,7 @@ def run(
     from perspecta.suites import registry
 
     data = out / "dataset"
-    manifest = _generate(data, registry.suites(), n, seed, workers or default_workers(), "gl", 256, resume=True)
+    manifest = _generate(data, registry.suites(), n, seed, workers or default_workers(), "gl", None, resume=True)
     _summary(data, manifest)
     report = validate_dataset(data)
     if not report.ok:

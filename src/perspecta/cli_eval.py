@@ -123,7 +123,7 @@ def run_main_job(dataset_dir: Path, out_dir: Path, *, models: list[str] | None =
     oracle = [r for r in summary["runs"] if r["model"] == "baseline:oracle"]
     summary["oracle_ok"] = bool(oracle) and all(r["accuracy"] == 1.0 and r["failed"] == 0 for r in oracle)
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    return summary, summary_table(summary, level="by_subtype", title=f"baselines on {dataset_dir}")
+    return summary, summary_table(summary, level="by_suite", title=f"baselines on {dataset_dir} (per-task: perspecta score)")
 
 
 app = typer.Typer(help="Evaluate and score (standalone entry point).", no_args_is_help=True)

@@ -48,7 +48,7 @@ class GenerationConfig:
     n: int = 20
     seed: int = 0
     renderer: str = "gl"
-    image_size: int = 256
+    image_size: int | None = None  # None: each suite's own default (DORI/Spin 256², LRR 512², PCSR 1024x512)
     suite_config: dict[str, dict[str, Any]] = field(default_factory=dict)
     splits: dict[str, float] = field(default_factory=lambda: {"test": 1.0})
     tasks: list[str] | None = None  # "suite/task" keys to keep; None = every task of the suites
@@ -58,7 +58,7 @@ class GenerationConfig:
             raise ValueError(f"--n must be at least 1, got {self.n}")
         if self.seed < 0:
             raise ValueError(f"--seed must be a non-negative integer, got {self.seed}")
-        if not 16 <= self.image_size <= 4096:
+        if self.image_size is not None and not 16 <= self.image_size <= 4096:
             raise ValueError(f"--image-size must be between 16 and 4096, got {self.image_size}")
         if not self.suites:
             raise ValueError("no suites to generate")
@@ -67,7 +67,8 @@ class GenerationConfig:
             raise ValueError(f"--split takes train/val/test with non-negative fractions, got {self.splits}")
 
     def task_config(self, suite: str) -> dict[str, Any]:
-        return {"image_size": self.image_size, "splits": self.splits, **self.suite_config.get(suite, {})}
+        sized = {} if self.image_size is None else {"image_size": self.image_size}
+        return {**sized, "splits": self.splits, **self.suite_config.get(suite, {})}
 
 
 def plan_units(config: GenerationConfig) -> list[Unit]:
@@ -211,7 +212,8 @@ def _command_for(config: GenerationConfig) -> str:
             text = value if isinstance(value, str) else json.dumps(value)
             suites += " --suite-config " + shlex.quote(f"{suite}.{key}={text}")
     return (f"perspecta generate {suites} --n {config.n} --seed {config.seed} "
-            f"--renderer {config.renderer} --image-size {config.image_size} --split {format_splits(config.splits)}")
+            f"--renderer {config.renderer}" + (f" --image-size {config.image_size}" if config.image_size else "")
+            + f" --split {format_splits(config.splits)}")
 
 
 def parse_suite_config(pairs: list[str]) -> dict[str, dict[str, Any]]:

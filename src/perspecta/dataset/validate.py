@@ -336,7 +336,13 @@ class _Audit:
                 self.error(f"{self.where(item)}: field 'scene_id': {item.scene_id!r} not in {SCENES}")
             else:
                 referenced.add(item.scene_id)
-        unused = len(self.scenes) - len(referenced)
+            # items over several scenes (frames of a sequence) list the others here
+            extra = item.metadata.get("scene_ids", [])
+            for sid in extra if isinstance(extra, list) else []:
+                if sid not in self.scenes:
+                    self.error(f"{self.where(item)}: field 'metadata.scene_ids': {sid!r} not in {SCENES}")
+                referenced.add(sid)
+        unused = len(set(self.scenes) - referenced)
         if unused:
             self.warn(f"{SCENES}: {unused} scene(s) not referenced by any item")
 

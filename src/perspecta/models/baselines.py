@@ -9,8 +9,10 @@ a self-check of answer keys *and* of extraction.
   open-ended items: those are recorded failed, not guessed.
 - prior: the most frequent answer of the item's task in the held-out ``train`` split,
   matched by option *text* (labels are shuffled per item) and falling back to the
-  label. Without a train split the prior is computed leave-one-out over the evaluated
-  items of the task (the item's own answer excluded), which leaks nothing about it.
+  label. Without a train split it is the in-sample majority over the evaluated items of
+  the task (the run records the source). Leave-one-out would be worse than useless here:
+  our answers are balanced by design, so dropping an item's own answer makes the
+  majority systematically *another* answer and the "prior" scores below chance.
 - oracle: re-derives the answer from the stored scene with the task's ``derive``.
 - blind: wraps a text-capable backend and sends the prompt with images removed.
 """
@@ -66,7 +68,7 @@ class ChanceBackend:
 @dataclass
 class _Prior:
     counts: Counter
-    source: str  # "train" or "leave-one-out"
+    source: str  # "train" or "in-sample"
 
 
 class PriorBackend:
@@ -78,7 +80,7 @@ class PriorBackend:
     def __init__(self, all_items: list[Item], eval_items: list[Item]) -> None:
         train = [it for it in all_items if it.split == "train"]
         self._priors: dict[str, _Prior] = {}
-        pool, source = (train, "train") if train else (eval_items, "leave-one-out")
+        pool, source = (train, "train") if train else (eval_items, "in-sample")
         for it in pool:
             key = f"{it.suite}/{it.task}/{it.subtype}"
             self._priors.setdefault(key, _Prior(Counter(), source)).counts[_answer_key(it)] += 1
@@ -88,9 +90,7 @@ class PriorBackend:
         prior = self._priors.get(f"{item.suite}/{item.task}/{item.subtype}")
         if prior is None:
             raise BackendError(f"prior baseline: no {self.source} items for {item.suite}/{item.task}", retryable=False)
-        counts = Counter(prior.counts)
-        if prior.source == "leave-one-out":
-            counts[_answer_key(item)] -= 1
+        counts = prior.counts
         # most frequent; ties broken by the text so the choice is deterministic
         ranked = sorted((k for k, c in counts.items() if c > 0), key=lambda k: (-counts[k], k))
         if item.answer_type == "mcq":

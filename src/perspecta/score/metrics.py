@@ -132,7 +132,7 @@ def summary_table(summary: dict[str, Any], *, level: str = "by_task", title: str
     for col, just in (("model", "left"), ("mode", "left"), ("group", "left"), ("n", "right"),
                       ("accuracy % [95% CI]", "right"), ("chance %", "right"),
                       ("unparsed", "right"), ("failed", "right")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+        table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for run in summary["runs"]:
         rows = [("all", run)] + list(run[level].items())
         for name, block in rows:

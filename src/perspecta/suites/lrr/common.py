@@ -17,7 +17,6 @@ from perspecta.suites.context import TaskContext
 SUITE = "lrr"
 FRAME_LABELS = ("A", "B", "C", "D")
 VIEW_SIZE = 512  # the paper's input size for every task ...
-COMPOSITE_SIZE = 1024  # ... except Position Combination
 
 DIRECT = 'Answer with one word: "Yes" or "No".'
 REASON = 'Think it through step by step first, then finish with a last line that reads "Answer: Yes" or "Answer: No".'
@@ -25,13 +24,14 @@ PROMPT_MODES = {"direct": DIRECT, "reason": REASON}
 
 
 def view_size(ctx: TaskContext) -> int:
-    """Side of a single view. LRR fixes it at 512 (the paper's size) rather than following
-    --image-size; a suite config ``view_size`` overrides it."""
-    return int(ctx.config.get("view_size", VIEW_SIZE))
+    """Side of a single view: the suite config ``view_size``, else ``--image-size``, else
+    the paper's 512."""
+    return int(ctx.config.get("view_size", ctx.config.get("image_size", VIEW_SIZE)))
 
 
 def composite_size(ctx: TaskContext) -> int:
-    return int(ctx.config.get("composite_size", COMPOSITE_SIZE))
+    """Side of the Pos-C grid: ``composite_size``, else twice the view side (the paper's 1024)."""
+    return int(ctx.config.get("composite_size", 2 * view_size(ctx)))
 
 
 def wants_yes(ctx: TaskContext) -> bool:
