@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri sweethome3d-furniture)
 PYTHON=${PYTHON:-python3}
-EXTRAS=${PERSPECTA_EXTRAS:-test}
+EXTRAS=${PERSPECTA_EXTRAS:-test,hf}
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -65,7 +65,6 @@ def tiny_model(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.mark.slow
 def test_hf_backend_generates_with_several_images_offline(tiny_model: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     a, b = tmp_path / "a.png", tmp_path / "b.png"
