@@ -76,6 +76,7 @@ def _generate_rates(units: int, workers: int, renderer: str) -> tuple[float, flo
 
 
 def machine_description() -> str:
+    """CPU model, usable cores, OS and versions: printed above every benchmark table."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -84,7 +85,9 @@ def machine_description() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (f"{cpu}, {cores} cores available, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}, numpy {np.__version__}")
 
 
 def run_render_bench(*, frames: int = 30, renderers: list[str] | None = None, units: int = 40) -> str:

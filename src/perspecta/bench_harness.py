@@ -26,7 +26,6 @@ import asyncio
 import importlib
 import json
 import os
-import platform
 import resource
 import signal
 import subprocess
@@ -38,6 +37,8 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Self
+
+from perspecta.bench import machine_description
 
 PEERS = ("lmms-eval", "inspect-ai")
 DEFAULT_CONCURRENCY = (1, 16, 64)
@@ -500,20 +501,6 @@ def _dataset_facts(dataset: Path) -> tuple[int, int, int, float]:
     images = {p for it in items for p in it["images"]}
     mean = sum((dataset / p).stat().st_size for p in images) / max(len(images), 1)
     return len(items), sum(len(it["images"]) for it in items), len(images), mean
-
-
-def machine_description() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (f"{cpu}, {cores} cores available, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}")
 
 
 def run_harness_bench(
