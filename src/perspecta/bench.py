@@ -70,7 +70,7 @@ def _generate_rates(units: int, workers: int, renderer: str) -> tuple[float, flo
     Two runs of different sizes separate the per-item cost from the fixed cost
     (process start, imports, asset listing, final assembly)."""
     t1, i1 = _generate_timed(units, workers, renderer)
-    t2, i2 = _generate_timed(3 * units, workers, renderer)
+    t2, i2 = _generate_timed(4 * units, workers, renderer)
     steady = (i2 - i1) / max(t2 - t1, 1e-9)
     return i1 / t1, steady, max(0.0, t1 - i1 / steady)
 
@@ -90,7 +90,7 @@ def machine_description() -> str:
             f"Python {platform.python_version()}, numpy {np.__version__}")
 
 
-def run_render_bench(*, frames: int = 30, renderers: list[str] | None = None, units: int = 40) -> str:
+def run_render_bench(*, frames: int = 30, renderers: list[str] | None = None, units: int = 60) -> str:
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import get_renderer
 
