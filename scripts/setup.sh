@@ -6,9 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri sweethome3d-furniture)
+APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri sweethome3d-furniture chromium)
 PYTHON=${PYTHON:-python3}
-EXTRAS=${PERSPECTA_EXTRAS:-test,hf}
+EXTRAS=${PERSPECTA_EXTRAS:-test,hf,ray,interop,train}
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -24,45 +24,10 @@ IMAGE_TOKENS = 4  # (32 / 16)^2 patches; the CLS feature is dropped ("default" s
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-        PreTrainedTokenizerFast,
-    )
+    from perspecta.interop.tiny_vlm import build_tiny_llava
 
-    out = tmp_path_factory.mktemp("tiny-llava")
-    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>", "<unk>", "<s>", "</s>", "<image>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator(["Which way does Object A face? Answer with the option letter. USER ASSISTANT"] * 8,
-                            trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                  pad_token="<pad>", extra_special_tokens={"image_token": "<image>"})
-    template = ("{% for m in messages %}{{ m['role'].upper() }}: {% for c in m['content'] %}"
-                "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}{% endfor %}\n"
-                "{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}")
-    processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
-        tokenizer=tok, patch_size=16, vision_feature_select_strategy="default", chat_template=template,
-        num_additional_image_tokens=1)
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                       num_attention_heads=2, image_size=32, patch_size=16, projection_dim=32),
-        text_config=LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
-                                bos_token_id=2, eos_token_id=3, pad_token_id=0),
-        image_token_index=tok.convert_tokens_to_ids("<image>"), vision_feature_layer=-1)
-    torch.manual_seed(0)
-    LlavaForConditionalGeneration(config).save_pretrained(out)
-    processor.save_pretrained(out)
-    return out
+    corpus = ["Which way does Object A face? Answer with the option letter. USER ASSISTANT"] * 8
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"), corpus=corpus)
 
 
 def test_hf_backend_generates_with_several_images_offline(tiny_model: Path, tmp_path: Path, monkeypatch) -> None:

@@ -176,3 +176,32 @@ def test_generated_units_validate(tmp_path: Path) -> None:
     for it in items:
         split_of.setdefault(it["images"][0], set()).add(it["split"])
     assert all(len(v) == 1 for v in split_of.values())
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_rooms_are_shared_across_tasks_and_workers_reproduce_serial(tmp_path: Path) -> None:
+    """Unit i of every task draws from one room stream: panoramas carry questions of
+    several tasks, each is stored once, splits follow the panorama, and two workers
+    (racing on the room cache) write exactly the serial bytes."""
+    tasks = ["pcsr/counting", "pcsr/relative_distance", "pcsr/relative_direction", "pcsr/egocentric_rotation"]
+    config = GenerationConfig(suites=["pcsr"], n=2, seed=5, tasks=tasks, splits={"train": 0.5, "test": 0.5})
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    generate_dataset(serial, config)
+    generate_dataset(parallel, config, workers=2)
+    assert _tree_bytes(serial) == _tree_bytes(parallel)
+    assert not (serial / ".parts").exists()
+
+    items = [json.loads(line) for line in (serial / "items.jsonl").read_text().splitlines()]
+    tasks_of: dict[str, set[str]] = {}
+    for it in items:
+        tasks_of.setdefault(it["images"][0], set()).add(it["task"])
+    assert max(len(t) for t in tasks_of.values()) >= 2, tasks_of  # a panorama serves several tasks
+    stored = {p.relative_to(serial).as_posix() for p in (serial / "images").rglob("*.png")}
+    assert stored == set(tasks_of)  # every stored panorama is used, none is missing
+    scene_ids = [json.loads(line)["scene_id"] for line in (serial / "scenes.jsonl").read_text().splitlines()]
+    assert len(scene_ids) == len(set(scene_ids)) == len({it["scene_id"] for it in items})
+    report = validate_dataset(serial, derive_answers=True)
+    assert report.ok, report.errors

@@ -2,7 +2,8 @@
 
 Every figure of one call is measured in the same process on the same machine, so the
 ratios it prints (end-to-end generation vs the raw renderer, 2 workers vs 1) are
-comparable even on a noisy machine; absolute numbers are not.
+comparable even on a noisy machine; absolute numbers are not. :func:`run_all` is
+``perspecta bench all``: every benchmark in one run, one Markdown table.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import platform
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,26 +55,32 @@ def _time_frames(renderer, scene: Scene, camera: Camera, frames: int) -> float:
     return (time.perf_counter() - start) / frames
 
 
-def _generate_timed(units: int, workers: int, renderer: str) -> tuple[float, int]:
+def _generate_timed(units: int, workers: int, renderer: str, executor: str = "local") -> tuple[float, int, int]:
+    """(seconds, items, bytes on disk) of one fresh generation."""
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     config = GenerationConfig(suites=["dori"], n=units, seed=123, renderer=renderer,
                               tasks=["dori/view_parallelism"])
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        manifest = generate_dataset(Path(tmp) / "d", config, workers=workers)
-        return time.perf_counter() - start, manifest["counts"]["items"]
+        manifest = generate_dataset(Path(tmp) / "d", config, workers=workers, executor=executor)
+        seconds = time.perf_counter() - start
+        size = sum(p.stat().st_size for p in (Path(tmp) / "d").rglob("*") if p.is_file())
+        return seconds, manifest["counts"]["items"], size
 
 
-def _generate_rates(units: int, workers: int, renderer: str) -> tuple[float, float, float]:
-    """(wall items/s of a run of ``units``, steady-state items/s, fixed start-up seconds).
+def _generate_rates(units: int, workers: int, renderer: str,
+                    executor: str = "local") -> tuple[float, float, float, float]:
+    """(wall items/s of a run of ``units``, steady-state items/s, fixed start-up seconds,
+    bytes per item).
 
     Two runs of different sizes separate the per-item cost from the fixed cost
     (process start, imports, asset listing, final assembly)."""
-    t1, i1 = _generate_timed(units, workers, renderer)
-    t2, i2 = _generate_timed(4 * units, workers, renderer)
-    steady = (i2 - i1) / max(t2 - t1, 1e-9)
-    return i1 / t1, steady, max(0.0, t1 - i1 / steady)
+    t1, i1, _ = _generate_timed(units, workers, renderer, executor)
+    t2, i2, size = _generate_timed(4 * units, workers, renderer, executor)
+    # noise can make the longer run no slower (tiny --quick sizes): then only its wall rate is meaningful
+    steady = (i2 - i1) / (t2 - t1) if t2 > t1 * 1.05 else i2 / t2
+    return i1 / t1, steady, max(0.0, t1 - i1 / steady), size / i2
 
 
 def machine_description() -> str:
@@ -123,9 +131,220 @@ def run_render_bench(*, frames: int = 30, renderers: list[str] | None = None, un
     if "gl" in raw_256:
         steady_1 = None
         for w in (1, 2):
-            wall, steady, startup = _generate_rates(units, w, "gl")
+            wall, steady, startup, _ = _generate_rates(units, w, "gl")
             steady_1 = steady_1 or steady
             lines.append(f"| {w} worker(s) | {wall:.1f} | {steady:.1f} | {steady / w:.1f} | {startup:.1f} | "
                          f"{steady / 2 / raw_256['gl']:.2f}× |")
         lines.append(f"\nScaling 1 → 2 workers (steady): {steady / steady_1:.2f}×")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- bench all
+
+Row = tuple[str, str, str]  # (benchmark, headline figure, detail)
+SETUP_PEERS = "not set up — run benchmarks/harness/setup_peers.sh"
+
+
+@dataclass
+class BenchSizes:
+    """How big each benchmark of ``bench all`` is; :meth:`quick` runs everything in seconds
+    (to test the plumbing — its figures are too small to mean much)."""
+
+    frames: int = 30
+    units: int = 24  # units of the shorter end-to-end run (the longer one has 4x)
+    harness_items: int = 1000
+    harness_concurrency: tuple[int, ...] = (16,)
+    peers: tuple[str, ...] = ("lmms-eval", "inspect-ai")
+    score_records: int = 1_000_000
+    report_records: int = 1_000_000
+
+    @classmethod
+    def quick(cls) -> BenchSizes:
+        return cls(frames=2, units=1, harness_items=20, harness_concurrency=(4,), peers=(),
+                   score_records=2000, report_records=8)
+
+
+def _render_rows(frames: int) -> list[Row]:
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.render.base import get_renderer
+
+    library = AssetLibrary.default()
+    r = get_renderer("gl", library=library)
+    try:
+        s256, s512, pano = bench_scene(library, 256), bench_scene(library, 512), panorama_scene(library)
+        t256 = _time_frames(r, s256, s256.cameras[0], frames)
+        t512 = _time_frames(r, s512, s512.cameras[0], frames)
+        tpano = _time_frames(r, pano, pano.cameras[0], max(2, frames // 5))
+        version = r.version
+    finally:
+        r.close()
+    return [("render gl 256² (raw renderer)", f"{1 / t256:.1f} images/s", version),
+            ("render gl 512²", f"{1 / t512:.1f} images/s", ""),
+            ("render gl 1024×512 panorama", f"{tpano:.3f} s/image", "")]
+
+
+def _generation_rows(units: int) -> list[Row]:
+    """Local processes and Ray tasks, 1 then 2 workers, on the same DORI workload."""
+    rows: list[Row] = []
+    per_item: float | None = None
+    for executor in ("local", "ray"):
+        started = False
+        if executor == "ray":
+            try:
+                from perspecta.scale import ray_cluster
+
+                started = ray_cluster.connect(num_cpus=2)
+            except ValueError as e:  # Ray not installed
+                rows.append(("generate, ray executor", f"not available: {e}", ""))
+                continue
+        try:
+            steady: dict[int, float] = {}
+            for w in (1, 2):
+                wall, steady[w], startup, per_item = _generate_rates(units, w, "gl", executor)
+                rows.append((f"generate {executor}, {w} worker{'s' if w > 1 else ''}",
+                             f"{steady[w]:.1f} items/s", f"{steady[w] / w:.1f} items/s per worker; wall "
+                             f"{wall:.1f} items/s for {units} units; start-up {startup:.1f} s"))
+            rows.append((f"generate {executor}, scaling 1 → 2 workers", f"{steady[2] / steady[1]:.2f}×",
+                         "steady-state items/s ratio"))
+        finally:
+            if started:
+                ray_cluster.disconnect()
+    if per_item is not None:
+        rows.append(("storage per 1K items", f"{per_item * 1000 / 2**20:.1f} MiB",
+                     "dori/view_parallelism, 256² PNG, 2 items per image, with jsonl + manifest"))
+    return rows
+
+
+def _parse_markdown_rows(report: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in report.splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+
+
+def _harness_rows(sizes: BenchSizes, venv_root: Path | None, say) -> tuple[list[Row], str]:
+    from perspecta.bench_harness import default_drivers_dir, default_venv_root, peer_command, run_harness_bench
+
+    root = venv_root or default_venv_root()
+    ready = tuple(p for p in sizes.peers if peer_command(p, root, default_drivers_dir())[0] is not None)
+    report = run_harness_bench(concurrency=sizes.harness_concurrency, n_items=sizes.harness_items, peers=ready,
+                               venv_root=root, progress=say)
+    table = _parse_markdown_rows(report)
+    rows: list[Row] = []
+    for cells in table:
+        if cells[0] == "perspecta" and cells[1].isdigit():
+            rows.append((f"harness perspecta, concurrency {cells[1]}", f"{cells[2]} req/s",
+                         f"{cells[3]} ms client CPU per item (zero-latency server, {sizes.harness_items} items)"))
+    for peer in ("lmms-eval", "inspect-ai"):
+        ratios = [c for c in table if c[0] == peer and len(c) == 4]  # the ratio table's rows
+        if ratios:
+            rows += [(f"harness {peer}, concurrency {c[1]}", f"{c[2]} more client CPU/item than perspecta",
+                      f"perspecta req/s ÷ {peer}: {c[3]}") for c in ratios]
+        elif peer not in sizes.peers:
+            rows.append((f"harness {peer}", "skipped (--quick)", ""))
+        elif peer not in ready:
+            rows.append((f"harness {peer}", SETUP_PEERS, ""))
+        else:
+            rows.append((f"harness {peer}", "failed (see the harness report below)", ""))
+    return rows, report
+
+
+def synthetic_records(path: Path, n_records: int, *, models: int = 20, seed: int = 0) -> None:
+    """``n_records`` scored records over ``models`` models and all four suites (SpinBench in
+    4-variant groups), shaped like the runner's output, seeded."""
+    import json
+
+    rng = np.random.default_rng(seed)
+    correct = rng.random(n_records) < 0.6
+    shapes = [("dori", "view_parallelism", "mcq", 4), ("spin", "relation_transformation", "mcq", 2),
+              ("pcsr", "counting", "open", 0), ("lrr", "pos", "yesno", 0)]
+    variants = ("base", "symmetric", "syntactic", "symmetric+syntactic")
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n_records):
+            suite, task, kind, n_opt = shapes[(i // 4) % 4]
+            answer = "yes" if kind == "yesno" else "B"
+            ok = bool(correct[i])
+            pred = answer if ok else ("no" if kind == "yesno" else "C")
+            f.write(json.dumps({
+                "item_id": f"{suite}/{task}/{i // models}", "suite": suite, "task": task,
+                "model": f"openai:model-{i % models}", "answer": answer, "status": "ok", "prediction": pred,
+                "correct": ok, "response": f"Answer: {pred}", "subtype": f"{task}_{i % 3}",
+                "variant": variants[(i // models) % 4] if suite == "spin" else "base",
+                "group": f"g{i // (4 * models)}" if suite == "spin" else "", "answer_type": kind,
+                "n_options": n_opt, "metadata": {}, "latency_s": 0.5,
+                "scores": {"dori": {"soft": float(ok)}, "pcsr": {"strict": float(ok), "relaxed": float(ok)}}.get(suite, {}),
+            }) + "\n")
+
+
+def run_score_bench(n_records: int) -> dict[str, float]:
+    """What ``perspecta score`` does, timed: read ``results.jsonl`` and summarise every run."""
+    from perspecta.score.metrics import read_records, summarize
+
+    with tempfile.TemporaryDirectory(prefix="perspecta-score-bench-") as tmp:
+        path = Path(tmp) / "results.jsonl"
+        synthetic_records(path, n_records)
+        start = time.perf_counter()
+        records = read_records(path)
+        read_s = time.perf_counter() - start
+        summary = summarize(records)
+        total = time.perf_counter() - start
+    return {"records": len(records), "runs": len(summary["runs"]), "read_s": read_s, "seconds": total,
+            "records_per_s": len(records) / total}
+
+
+def _score_rows(n: int) -> list[Row]:
+    r = run_score_bench(n)
+    return [("score (read + summarize)", f"{r['records_per_s']:,.0f} records/s",
+             f"{r['records']:,} records, {r['runs']} models, {r['seconds']:.1f} s (reading {r['read_s']:.1f} s)")]
+
+
+def _report_rows(n: int) -> list[Row]:
+    try:
+        from perspecta.report.bench import run_report_bench
+    except ImportError:
+        return [("report", "not available (perspecta.report.bench is missing)", "")]
+    r = run_report_bench(n)
+    big = r["runs"][-1]
+    return [("report (perspecta report)", f"{r['records_per_s']:,.0f} records/s",
+             f"{big['n_records']:,} records in {big['seconds']:.1f} s, peak RSS {big['peak_rss_mb']:.0f} MB "
+             f"(+{r['rss_growth_mb']:.0f} MB from {r['runs'][0]['n_records']:,})")]
+
+
+def _load() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_all(sizes: BenchSizes | None = None, *, venv_root: Path | None = None, say=None) -> str:
+    """Every benchmark in one run, as one Markdown table (then the harness's own report).
+
+    A benchmark that fails prints its error in its row; the others still run."""
+    sizes = sizes or BenchSizes()
+    say = say or (lambda msg: None)
+    load_start = _load()
+    rows: list[Row] = []
+    harness_report = ""
+
+    def section(name: str, fn) -> None:
+        say(f"bench: {name} ...")
+        start = time.perf_counter()
+        try:
+            rows.extend(fn())
+        except Exception as e:  # one broken benchmark must not hide the others' figures
+            rows.append((name, f"failed: {type(e).__name__}: {str(e)[:300]}", ""))
+        say(f"bench: {name} done in {time.perf_counter() - start:.0f} s")
+
+    def harness() -> list[Row]:
+        nonlocal harness_report
+        found, harness_report = _harness_rows(sizes, venv_root, say)
+        return found
+
+    section("render", lambda: _render_rows(sizes.frames))
+    section("generation", lambda: _generation_rows(sizes.units))
+    section("harness", harness)
+    section("scoring", lambda: _score_rows(sizes.score_records))
+    section("report", lambda: _report_rows(sizes.report_records))
+    lines = ["# perspecta bench", "", f"Machine: {machine_description()}",
+             f"Load average (1/5/15 min) at start {load_start}, at end {_load()} — the machine may be shared.", "",
+             "| benchmark | figure | detail |", "|---|---|---|",
+             *(f"| {a} | {b} | {c} |" for a, b, c in rows)]
+    if harness_report:
+        lines += ["", harness_report.replace("# Harness", "## Harness", 1)]
+    return "\n".join(lines) + "\n"

@@ -27,6 +27,7 @@ import importlib
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -461,7 +462,15 @@ def ensure_dataset(n_items: int = 1000, seed: int = 0, units: int | None = None,
     units = units or max(1, -(-n_items // 10))
     root = root or Path(os.environ.get("PERSPECTA_CACHE", Path.home() / ".cache" / "perspecta")) / "bench-harness"
     full = root / f"dori-n{units}-seed{seed}"
-    generate_dataset(full, GenerationConfig(suites=["dori"], n=units, seed=seed), resume=True)
+    config = GenerationConfig(suites=["dori"], n=units, seed=seed)
+    try:
+        generate_dataset(full, config, resume=True)
+    except ValueError as e:  # a cache made under another configuration: it is only a cache
+        if "different configuration" not in str(e):
+            raise
+        shutil.rmtree(full)
+        shutil.rmtree(full.with_name(f"{full.name}-mcq1-{n_items}"), ignore_errors=True)
+        generate_dataset(full, config)
     return select_single_image_mcq(full, root / f"dori-n{units}-seed{seed}-mcq1-{n_items}", n_items)
 
 

@@ -22,9 +22,11 @@ console = Console()
 
 
 def _register_commands() -> None:
-    from perspecta.cli_eval import register
+    """Each area keeps its commands in its own ``cli_<area>.py`` with a ``register(app)``."""
+    from perspecta import cli_eval, cli_human, cli_interop, cli_report
 
-    register(app)
+    for module in (cli_eval, cli_report, cli_human, cli_interop):
+        module.register(app)
 
 
 _register_commands()
@@ -44,22 +46,25 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _generate(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
+def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None, renderer: str,
               image_size: int | None, resume: bool, splits: dict[str, float] | None = None,
-              tasks: list[str] | None = None, suite_config: dict | None = None) -> dict:
+              tasks: list[str] | None = None, suite_config: dict | None = None, *,
+              executor: str = "local", ray_address: str | None = None) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise _fail(f"--workers must be at least 1, got {workers}")
     try:
         return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume,
-                                       splits or {"test": 1.0}, tasks, suite_config or {})
+                                       splits or {"test": 1.0}, tasks, suite_config or {},
+                                       executor=executor, ray_address=ray_address)
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
 
-def _generate_with_progress(out: Path, suites: list[str], n: int, seed: int, workers: int, renderer: str,
-                            image_size: int | None, resume: bool, splits: dict[str, float],
-                            tasks: list[str] | None, suite_config: dict) -> dict:
+def _generate_with_progress(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None,
+                            renderer: str, image_size: int | None, resume: bool, splits: dict[str, float],
+                            tasks: list[str] | None, suite_config: dict, *, executor: str = "local",
+                            ray_address: str | None = None) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size,
@@ -72,7 +77,8 @@ def _generate_with_progress(out: Path, suites: list[str], n: int, seed: int, wor
             elapsed = time.perf_counter() - start
             progress.update(bar, completed=done, total=total, rate=f"{done / elapsed:.1f} units/s" if elapsed > 0 else "")
 
-        manifest = generate_dataset(out, config, workers=workers, resume=resume, on_progress=update)
+        manifest = generate_dataset(out, config, workers=workers, resume=resume, on_progress=update,
+                                    executor=executor, ray_address=ray_address)
     manifest["_seconds"] = time.perf_counter() - start
     return manifest
 
@@ -93,11 +99,14 @@ def _summary(out: Path, manifest: dict) -> None:
 
 @app.command()
 def generate(
-    out: Path = typer.Option(..., "--out", "-o", help="Dataset directory to create."),
+    out: str = typer.Option(..., "--out", "-o",
+                            help="Dataset directory to create, or an fsspec URL (file://, s3://… with its plugin)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Suite(s) to generate; default: every registered suite."),
     n: int = typer.Option(20, "--n", help="Units (scenes) per task; each unit yields one or more items."),
     seed: int = typer.Option(0, "--seed", help="Root seed; the same seed gives the same dataset."),
-    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w",
+                                          help="Worker processes (default 1); with --executor ray, Ray tasks at "
+                                               "once (default: every CPU of the cluster)."),
     renderer: str = typer.Option("gl", "--renderer", help="gl (default, moderngl/EGL) or blender (Cycles)."),
     image_size: Optional[int] = typer.Option(None, "--image-size",
                                              help="Side of perspective images in pixels (default: each suite's own)."),
@@ -106,8 +115,11 @@ def generate(
     task: list[str] = typer.Option(None, "--task", "-t", help="Only these tasks (suite/task, repeatable)."),
     suite_config: list[str] = typer.Option(None, "--suite-config", "-c",
                                            help="Per-suite setting suite.key=value, e.g. dori.prompt_style=unstructured."),
+    executor: str = typer.Option("local", "--executor", help="local (processes on this machine) or ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="With --executor ray: cluster to join (default: start a local one)."),
 ) -> None:
-    """Generate a benchmark dataset."""
+    """Generate a benchmark dataset (same seed, same bytes, whatever the executor)."""
     from perspecta.dataset.generate import parse_splits, parse_suite_config
     from perspecta.suites import registry
 
@@ -119,7 +131,10 @@ def generate(
         raise _fail(str(e)) from None
     if task:
         suites = sorted({t.split("/", 1)[0] for t in task} | set(suite or []))
-    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits, task or None, configs)
+    if executor == "local" and workers is None:
+        workers = 1
+    manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits, task or None, configs,
+                         executor=executor, ray_address=ray_address)
     _summary(out, manifest)
 
 
@@ -144,7 +159,7 @@ def run(
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = one per core)."),
 ) -> None:
     """The main job: generate a small default benchmark of every suite, validate it, evaluate the
-    built-in baselines (and PERSPECTA_MODEL when set) and summarise.
+    built-in baselines (and PERSPECTA_MODEL when set), summarise and write the HTML report.
 
     Re-running continues (or reuses) the dataset in OUT when its configuration matches.
     """
@@ -170,6 +185,13 @@ def run(
     if not summary["oracle_ok"]:
         console.print("[red]the oracle baseline did not score 100%: an answer key or the extraction is wrong")
         raise typer.Exit(1)
+
+    from perspecta.report.build import build_report
+    from perspecta.report.context import ReportOptions
+
+    built = build_report([out / "results"], out / "report", ReportOptions(dataset=data, examples=2))
+    console.print(f"report: {built.out / 'index.html'} ({built.n_records} scored records, "
+                  f"{sum(v == 'rendered' for v in built.sections.values())}/{len(built.sections)} sections with data)")
 
 
 @app.command("suites")
@@ -227,6 +249,29 @@ def assets_thumb(
     lib = AssetLibrary.default(user_dirs=user_dir or None)
     thumbnail_sheet(lib, asset_id, out, size=size)
     console.print(f"wrote {out}")
+
+
+@bench_app.callback(invoke_without_command=True, no_args_is_help=False)
+def bench_default(ctx: typer.Context) -> None:
+    """Performance benchmarks (figures, not tests); with no subcommand, all of them (`bench all`)."""
+    if ctx.invoked_subcommand is None:
+        bench_all(quick=False, out=None)
+
+
+@bench_app.command("all")
+def bench_all(
+    quick: bool = typer.Option(False, "--quick", help="Tiny sizes: checks that everything runs, in seconds."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the Markdown report to this file."),
+) -> None:
+    """Every benchmark in one run: render, generation (local and Ray, 1→2 workers), harness overhead,
+    scoring and report throughput on 1M records; one Markdown table."""
+    from perspecta.bench import BenchSizes, run_all
+
+    report = run_all(BenchSizes.quick() if quick else BenchSizes(),
+                     say=lambda msg: console.print(msg, style="dim", highlight=False, markup=False))
+    if out is not None:
+        out.write_text(report, encoding="utf-8")
+    typer.echo(report, nl=False)
 
 
 @bench_app.command("render")

@@ -26,10 +26,13 @@ def _fail(message: str) -> typer.Exit:
 
 def eval_command(
     dataset: Path = typer.Argument(..., help="Dataset directory (from `perspecta generate`)."),
-    model: str = typer.Option(..., "--model", "-m",
-                              help="openai:NAME, hf:PATH, baseline:chance|prior|oracle, or blind:<backend>."),
+    model: list[str] = typer.Option(..., "--model", "-m",
+                                    help="openai:NAME, hf:PATH, baseline:chance|prior|oracle, or blind:<backend> "
+                                         "(repeatable: several models; at once with --executor ray)."),
     out: Path = typer.Option(Path("perspecta-results"), "--out", "-o", help="Results directory (resumable)."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible …/v1 URL (or OPENAI_BASE_URL)."),
+    base_url: list[str] = typer.Option(None, "--base-url",
+                                       help="OpenAI-compatible …/v1 URL (or OPENAI_BASE_URL); repeat it with "
+                                            "--executor ray to spread requests over several endpoints."),
     concurrency: int = typer.Option(16, "--concurrency", "-c", help="Requests in flight."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per request attempt."),
     retries: int = typer.Option(4, "--retries", help="Retries per request on 429/5xx/timeouts/bad bodies."),
@@ -46,6 +49,10 @@ def eval_command(
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many items per task."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache file (default OUT/cache.jsonl)."),
     no_progress: bool = typer.Option(False, "--no-progress"),
+    executor: str = typer.Option("local", "--executor", help="local, or ray: requests spread over Ray actors."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="Ray cluster to join (default: start a local one)."),
+    workers: int = typer.Option(1, "--workers", "-w", help="With --executor ray: actors per model and endpoint."),
 ) -> None:
     """Evaluate a model or baseline on a dataset; rerunning resumes (only missing/failed items are asked)."""
     from perspecta.models.base import InputSettings
@@ -53,6 +60,10 @@ def eval_command(
     from perspecta.run import EvalConfig, evaluate
     from perspecta.score.metrics import summary_table
 
+    if executor not in ("local", "ray"):
+        raise _fail(f"--executor must be local or ray, got {executor!r}")
+    if executor == "local" and len(base_url or []) > 1:
+        raise _fail("several --base-url need --executor ray (one process talks to one endpoint)")
     try:
         cfg = EvalConfig(
             concurrency=concurrency, timeout_s=timeout, max_retries=retries, prompt_modes=list(prompt_mode),
@@ -61,15 +72,25 @@ def eval_command(
             split=None if split == "all" else split, suites=list(suite) if suite else None, limit=limit,
             cache_path=cache, progress=not no_progress,
         )
-        result = evaluate(dataset, model, out, config=cfg, base_url=base_url)
+        if executor == "ray":
+            from perspecta.scale.ray_eval import evaluate_ray
+
+            runs = evaluate_ray(dataset, model, out, cfg, base_urls=base_url, actors_per_endpoint=workers,
+                                address=ray_address)
+        else:
+            runs = [(evaluate(dataset, m, out, config=cfg, base_url=base_url[0] if base_url else None), {})
+                    for m in model]
     except (FileNotFoundError, MissingDepthError, ValueError, KeyError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
-    summary = result.summary()
-    console.print(summary_table(summary, level="by_subtype", title=f"{result.model} on {dataset}"))
-    c = result.counts
-    console.print(f"{c.get('requested', 0)} requested, {c.get('cached', 0)} from cache, "
-                  f"{c.get('resumed', 0)} already done, {c.get('retries', 0)} retries, "
-                  f"{c.get('failed', 0)} failed in {result.seconds:.1f} s -> {result.results_path}")
+    for result, served in runs:
+        console.print(summary_table(result.summary(), level="by_subtype", title=f"{result.model} on {dataset}"))
+        c = result.counts
+        console.print(f"{c.get('requested', 0)} requested, {c.get('cached', 0)} from cache, "
+                      f"{c.get('resumed', 0)} already done, {c.get('retries', 0)} retries, "
+                      f"{c.get('failed', 0)} failed in {result.seconds:.1f} s -> {result.results_path}")
+        if served:
+            console.print("answered per Ray actor: " + ", ".join(f"{k} {v}" for k, v in served.items()),
+                          highlight=False)
 
 
 def score_command(

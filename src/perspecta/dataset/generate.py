@@ -6,6 +6,11 @@ file atomically; a unit whose part file exists is finished, which is all ``--res
 needs. Only when every unit is done are ``items.jsonl``, ``scenes.jsonl`` and finally
 ``manifest.json`` assembled (each by temp file + rename), in unit order, so N workers
 produce exactly the bytes of a serial run and an interrupted run never looks complete.
+
+Files go through a :mod:`perspecta.scale.store` (a local directory or an fsspec URL),
+and units run on an *executor*: ``local`` (this process or a process pool) or ``ray``
+(:mod:`perspecta.scale.ray_generate`, shards of units as Ray tasks). Every executor
+runs units through the same :class:`_Worker`, so they all write the same bytes.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -24,10 +28,12 @@ from typing import Any
 import multiprocessing as mp
 
 import perspecta
-from perspecta.dataset.io import sha256_file, write_json_atomic, write_jsonl_atomic
+from perspecta.dataset.io import sha256_file
 from perspecta.dataset.schema import check_item
+from perspecta.scale.store import Store, open_store
 
 PARTS_DIR = ".parts"
+EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,9 @@ class Unit:
     task: str
     index: int
 
-    def part_path(self, root: Path) -> Path:
-        return root / PARTS_DIR / self.suite / self.task / f"{self.index:06d}.json"
+    @property
+    def part_rel(self) -> str:
+        return f"{PARTS_DIR}/{self.suite}/{self.task}/{self.index:06d}.json"
 
 
 @dataclass
@@ -84,16 +91,24 @@ def plan_units(config: GenerationConfig) -> list[Unit]:
 
 
 class _Worker:
-    """Per-process state: one asset library and one renderer, reused for every unit."""
+    """Per-process state: one asset library and one renderer, reused for every unit.
 
-    def __init__(self, out: Path, config: GenerationConfig) -> None:
+    This is the one code path that runs a unit, whatever the executor: render into the
+    store's stage, check every item, then commit the unit's part file to the store."""
+
+    def __init__(self, store: Store, config: GenerationConfig) -> None:
         from perspecta.assets.library import AssetLibrary
         from perspecta.render.base import get_renderer
 
-        self.out = out
+        self.store = store
+        self.stage = store.new_stage()
         self.config = config
         self.library = AssetLibrary.default()
         self.renderer = get_renderer(config.renderer, library=self.library)
+
+    def close(self) -> None:
+        self.renderer.close()
+        self.store.drop_stage(self.stage)
 
     def run(self, unit: Unit) -> int:
         from perspecta.suites import registry
@@ -106,7 +121,7 @@ class _Worker:
             root_seed=self.config.seed,
             library=self.library,
             renderer=self.renderer,
-            out_dir=self.out,
+            out_dir=self.stage,
             config=self.config.task_config(unit.suite),
         )
         items = registry.get_task(unit.suite, unit.task).generate(ctx)
@@ -119,20 +134,22 @@ class _Worker:
             "items": records,
             "scenes": [s.to_dict() for s in ctx.scenes],
             "images": ctx.images,
+            # hashed here, while the PNGs are local and hot, so assembly never re-reads them
+            "sha256": {rel: sha256_file(self.stage / rel) for rel in ctx.images},
         }
-        write_json_atomic(unit.part_path(self.out), part)
+        self.store.commit_unit(unit.part_rel, part, self.stage)
         return len(records)
 
 
 _WORKER: _Worker | None = None
 
 
-def _init_worker(out: Path, config: GenerationConfig) -> None:
+def _init_worker(store_spec: str, config: GenerationConfig) -> None:
     global _WORKER
     # One rasteriser thread per worker process: the processes already fill the cores,
     # and llvmpipe's own threads would only contend with them.
     os.environ.setdefault("LP_NUM_THREADS", "1")
-    _WORKER = _Worker(out, config)
+    _WORKER = _Worker(open_store(store_spec), config)
 
 
 def _run_unit(unit: Unit) -> int:
@@ -141,64 +158,86 @@ def _run_unit(unit: Unit) -> int:
 
 
 def _iter_unit_results(
-    units: list[Unit], out: Path, config: GenerationConfig, workers: int
+    units: list[Unit], store: Store, config: GenerationConfig, workers: int
 ) -> Iterator[int]:
     if workers <= 1:
-        worker = _Worker(out, config)
-        for u in units:
-            yield worker.run(u)
-        worker.renderer.close()
+        worker = _Worker(store, config)
+        try:
+            for u in units:
+                yield worker.run(u)
+        finally:
+            worker.close()
         return
     # "spawn": a forked child would inherit the parent's GL/EGL state.
     ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(out, config)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(store.spec(), config)) as pool:
         yield from pool.map(_run_unit, units, chunksize=max(1, min(8, len(units) // (workers * 4) or 1)))
 
 
 def generate_dataset(
-    out: Path,
+    out: str | Path,
     config: GenerationConfig,
     *,
-    workers: int = 1,
+    workers: int | None = 1,
     resume: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
-    """Generate (or finish, with ``resume``) a dataset at ``out``; return its manifest."""
+    """Generate (or finish, with ``resume``) a dataset at ``out``; return its manifest.
+
+    ``out`` is a directory or an fsspec URL. ``executor="ray"`` runs shards of units as
+    Ray tasks (at most ``workers`` at once; None = every CPU of the cluster) on the Ray
+    instance at ``ray_address`` (None: the one already connected, else a local one).
+    """
     from perspecta.render.base import check_renderer_name
 
-    out = Path(out)
+    if executor not in EXECUTORS:
+        raise ValueError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    store = open_store(out)
+    if not store.shared_across_processes and (executor != "local" or (workers or 1) > 1):
+        raise ValueError(f"{out} lives in one process; use it with the local executor and --workers 1")
     check_renderer_name(config.renderer)
     units = plan_units(config)  # unknown suites fail here, before anything is written
-    manifest_path = out / "manifest.json"
-    if out.exists() and any(out.iterdir()) and not resume:
+    if store.is_nonempty() and not resume:
         raise FileExistsError(f"{out} is not empty; pass --resume to continue it or choose another --out")
-    if resume and manifest_path.exists():
-        old = json.loads(manifest_path.read_text())
+    if resume and store.exists("manifest.json"):
+        old = json.loads(store.read_text("manifest.json"))
         if old.get("config") != _config_record(config):
             raise ValueError(f"{out} was generated with a different configuration; cannot resume it")
         return old  # already complete
-    out.mkdir(parents=True, exist_ok=True)
-    _check_resume_config(out, config, resume)
-    todo = [u for u in units if not u.part_path(out).exists()]
+    store.makedirs()
+    _check_resume_config(store, config)
+    todo = [u for u in units if not store.exists(u.part_rel)]
     done = len(units) - len(todo)
     if on_progress:
         on_progress(done, len(units))
-    for _ in _iter_unit_results(todo, out, config, workers):
+    if executor == "ray":
+        from perspecta.scale.ray_generate import iter_unit_results_ray
+
+        results = iter_unit_results_ray(todo, store, config, workers=workers, address=ray_address)
+    else:
+        results = _iter_unit_results(todo, store, config, workers or 1)
+    for _ in results:
         done += 1
         if on_progress:
             on_progress(done, len(units))
-    return _assemble(out, config, units)
+    return _assemble(store, config, units)
 
 
-def _check_resume_config(out: Path, config: GenerationConfig, resume: bool) -> None:
+def _check_resume_config(store: Store, config: GenerationConfig) -> None:
     """Parts of an unfinished run are only reused under the configuration that made them."""
-    stamp = out / PARTS_DIR / "config.json"
+    stamp = f"{PARTS_DIR}/config.json"
     record = _config_record(config)
-    if stamp.exists():
-        if json.loads(stamp.read_text()) != record:
-            raise ValueError(f"{out} holds an unfinished run with a different configuration; cannot resume it")
+    if store.exists(stamp):
+        if json.loads(store.read_text(stamp)) != record:
+            raise ValueError(f"{store.spec()} holds an unfinished run with a different configuration; "
+                             "cannot resume it")
     else:
-        write_json_atomic(stamp, record)
+        store.write_json(stamp, record)
 
 
 def _command_for(config: GenerationConfig) -> str:
@@ -262,20 +301,26 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
     }
 
 
-def _assemble(out: Path, config: GenerationConfig, units: list[Unit]) -> dict[str, Any]:
+def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict[str, Any]:
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import get_renderer
 
     items: list[dict[str, Any]] = []
     scenes: list[dict[str, Any]] = []
+    scene_ids: set[str] = set()
     images: list[str] = []
+    image_sha: dict[str, str] = {}
     for u in units:
-        part = json.loads(u.part_path(out).read_text())
+        part = json.loads(store.read_text(u.part_rel))
         items += part["items"]
-        scenes += part["scenes"]
+        for scene in part["scenes"]:  # units may share a scene (PCSR's rooms): keep it once
+            if scene["scene_id"] not in scene_ids:
+                scene_ids.add(scene["scene_id"])
+                scenes.append(scene)
         images += part["images"]
-    write_jsonl_atomic(out / "items.jsonl", items)
-    write_jsonl_atomic(out / "scenes.jsonl", scenes)
+        image_sha.update(part.get("sha256", {}))  # parts of older versions carry none
+    store.write_jsonl("items.jsonl", items)
+    store.write_jsonl("scenes.jsonl", scenes)
 
     library = AssetLibrary.default()
     asset_ids = sorted({o["asset_id"] for s in scenes for o in s["objects"]})
@@ -287,7 +332,7 @@ def _assemble(out: Path, config: GenerationConfig, units: list[Unit]) -> dict[st
     renderer_record = {"name": renderer.name, "version": renderer.version}
     renderer.close()
 
-    checksums = {p: sha256_file(out / p) for p in ["items.jsonl", "scenes.jsonl", *sorted(set(images))]}
+    checksums = {p: image_sha.get(p) or store.sha256(p) for p in ["items.jsonl", "scenes.jsonl", *sorted(set(images))]}
     by_task = Counter(f"{it['suite']}/{it['task']}" for it in items)
     manifest = {
         "name": "+".join(config.suites),
@@ -309,8 +354,8 @@ def _assemble(out: Path, config: GenerationConfig, units: list[Unit]) -> dict[st
         "checksums": checksums,
         "assets": assets,
     }
-    write_json_atomic(out / "manifest.json", manifest)
-    shutil.rmtree(out / PARTS_DIR, ignore_errors=True)
+    store.write_json("manifest.json", manifest)
+    store.remove_tree(PARTS_DIR)
     return manifest
 
 

@@ -52,10 +52,25 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
 
 
 def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float] | None:
+    """Percentile bootstrap 95% interval of the mean.
+
+    Correctness values are 0/1, and the mean of a resample of ``len(values)`` such
+    values is exactly Binomial(len, p) / len: drawing that instead of the resamples
+    themselves gives the same interval in O(n) memory, not O(n x len) (1M records
+    would otherwise take gigabytes). Non-binary values are resampled in chunks.
+    """
+    values = np.asarray(values, dtype=float)
     if len(values) == 0:
         return None
     rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(n, len(values)))].mean(axis=1)
+    if np.all((values == 0) | (values == 1)):
+        means = rng.binomial(len(values), values.mean(), size=n) / len(values)
+    else:
+        chunk = max(1, 2_000_000 // len(values))
+        means = np.concatenate([
+            values[rng.integers(0, len(values), size=(min(chunk, n - i), len(values)))].mean(axis=1)
+            for i in range(0, n, chunk)
+        ])
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
 

@@ -35,6 +35,21 @@ def unit_seed(root_seed: int, suite: str, task: str, index: int) -> int:
     return int(unit_seed_sequence(root_seed, suite, task, index).generate_state(1, np.uint32)[0])
 
 
+def split_for_seed(seed: int, splits: dict[str, float] | None) -> str:
+    """The split drawn for ``seed`` from fractions like ``{"train": 0.8, "test": 0.2}``
+    (default all test); whatever owns images (a unit, or a shared PCSR room) draws its
+    split this way from its own seed."""
+    splits = splits or {"test": 1.0}
+    u = (seed % 1_000_003) / 1_000_003
+    total = float(sum(splits.values()))
+    acc = 0.0
+    for name in sorted(splits):
+        acc += splits[name] / total
+        if u < acc:
+            return name
+    return sorted(splits)[-1]
+
+
 @dataclass
 class TaskContext:
     suite: str
@@ -54,19 +69,10 @@ class TaskContext:
 
     @property
     def split(self) -> str:
-        """This unit's split, drawn from ``config["splits"]`` (e.g. ``{"train": 0.8, "test": 0.2}``;
-        default all test). It depends only on the unit's seed, never on ``rng``, so adding
-        splits does not change any scene; and since a unit owns its images, splits are
-        disjoint by image."""
-        splits = self.config.get("splits") or {"test": 1.0}
-        u = (self.seed % 1_000_003) / 1_000_003
-        total = float(sum(splits.values()))
-        acc = 0.0
-        for name in sorted(splits):
-            acc += splits[name] / total
-            if u < acc:
-                return name
-        return sorted(splits)[-1]
+        """This unit's split (see :func:`split_for_seed`). It depends only on the unit's
+        seed, never on ``rng``, so adding splits does not change any scene; and since a
+        unit owns its images, splits are disjoint by image."""
+        return split_for_seed(self.seed, self.config.get("splits"))
 
     @property
     def scene_prefix(self) -> str:

@@ -96,6 +96,7 @@ class Pano:
     image: str
     visible_px: dict[str, int]
     instance: np.ndarray
+    split: str = "test"  # drawn per panorama, so train and test never share one
 
     def visible(self, obj: SceneObject) -> bool:
         return self.visible_px.get(obj.id, 0) >= MIN_VISIBLE_PX
@@ -159,36 +160,56 @@ def optimistic(scene: Scene) -> Pano:
 
 
 def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None) -> list[Item]:
-    """Sample rooms until ``build`` finds a well-posed question, then emit its items.
+    """Try rooms until ``build`` finds a well-posed question, then emit its items.
 
-    ``prepare`` may adjust a sampled room before it is rendered (T6 turns the observer
-    so that a pair of neighbours straddles the seam). The question is first posed on
-    geometry alone (every object assumed visible), so only promising rooms are
-    rendered; at most ``MAX_RENDERS`` renders per unit. Only the accepted room is
-    recorded and saved, so every stored scene has items.
+    Without ``prepare`` the unit draws from the dataset's shared room stream for its
+    index (:mod:`perspecta.suites.pcsr.rooms`): unit *i* of every task first tries room
+    (*i*, 0), then (*i*, 1), ... so most panoramas carry questions of several tasks, as
+    in the paper, and each is sampled and rendered once per dataset. ``prepare`` may
+    adjust a sampled room before it is rendered (T6 turns the observer so that a pair
+    of neighbours straddles the seam); such rooms belong to their unit alone. Either
+    way the question is first posed on geometry alone (every object assumed visible),
+    so only promising rooms are rendered; at most ``MAX_RENDERS`` renders per unit.
     """
+    from perspecta.suites.pcsr import rooms
+
     failures: list[str] = []
     renders = 0
     for attempt in range(MAX_ROOM_TRIES):
-        try:
-            scene = sample_room(
-                ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-r{attempt}", seed=ctx.seed,
-                room_type=ctx.config.get("room_type"), panorama_size=PANO_SIZE,
-            )
-        except SamplingError as e:
-            failures.append(f"sampling: {e}")
-            continue
-        if prepare is not None:
+        if prepare is None:
+            key = rooms.RoomKey(ctx.index, attempt)
+            try:
+                scene = rooms.shared_scene(ctx, key, PANO_SIZE)
+            except SamplingError as e:
+                failures.append(f"sampling: {e}")
+                continue
+        else:
+            try:
+                scene = sample_room(
+                    ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-r{attempt}", seed=ctx.seed,
+                    room_type=ctx.config.get("room_type"), panorama_size=PANO_SIZE,
+                )
+            except SamplingError as e:
+                failures.append(f"sampling: {e}")
+                continue
             prepare(ctx, scene)
         if build(ctx, optimistic(scene)) is None:
             failures.append(f"{scene.room.room_type if scene.room else '?'}: layout cannot pose the question")
             continue
-        pano, rgb = render_pano(ctx, scene)
+        if prepare is None:
+            pano = rooms.shared_pano(ctx, key, scene)
+        else:
+            pano, rgb = render_pano(ctx, scene)
+            pano.split = ctx.split
         renders += 1
         q = build(ctx, pano)
         if q is not None:
             ctx.add_scene(pano.scene)
-            pano.image = ctx.save_image(rgb, "pano")
+            if prepare is None:
+                rooms.publish(ctx, key)
+                ctx.images.append(pano.image)
+            else:
+                pano.image = ctx.save_image(rgb, "pano")
             return make_items(ctx, task, pano, q)
         failures.append(f"{scene.room.room_type if scene.room else '?'}: no well-posed question once rendered")
         if renders >= MAX_RENDERS:
@@ -207,7 +228,7 @@ def make_items(ctx: TaskContext, task: str, pano: Pano, q: Question) -> list[Ite
         "candidates": list(dict.fromkeys(q.candidates)),
     }
     common: dict[str, Any] = {
-        "suite": SUITE, "task": task, "subtype": q.subtype, "images": [pano.image], "split": ctx.split,
+        "suite": SUITE, "task": task, "subtype": q.subtype, "images": [pano.image], "split": pano.split,
         "scene_id": pano.scene.scene_id, "seed": ctx.seed,
     }
     twin = q.open_answer is not None

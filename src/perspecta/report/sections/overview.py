@@ -1,0 +1,80 @@
+"""The leaderboard (accuracy, kappa, consistency, per suite) and the subtype heatmaps
+(SpinBench Fig. 3/33/34, for every suite)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from perspecta.report import figures
+from perspecta.report.context import Context, Section
+from perspecta.report.sections.common import kappa_of, mean_sd, run_kappa
+from perspecta.report.summary import block, names
+from perspecta.report.tables import DASH, Table, num, pct, pct_ci
+
+SUITES = ("dori", "spin", "pcsr", "lrr")
+
+
+def leaderboard(ctx: Context) -> Section:
+    sec = Section("leaderboard", "Leaderboard",
+                  "Accuracy over answered records (unparsed count as wrong; failed requests are excluded and "
+                  "counted in coverage) with a 95% bootstrap interval; κ = (acc − p_e)/(1 − p_e) over the "
+                  "multiple-choice and yes/no records, p_e the mean chance rate 1/k; consistency is SpinBench's "
+                  "mean pairwise agreement within 4-variant groups. Click a column header to sort.")
+    if not ctx.runs and not ctx.human:
+        sec.omitted = "no scored records"
+        return sec
+    suites = [s for s in SUITES if any(s in r["by_suite"] for r in ctx.runs)] + sorted(
+        {s for r in ctx.runs for s in r["by_suite"]} - set(SUITES))
+    table = Table("leaderboard", "Leaderboard", ["model", "mode", "n", "accuracy % [95% CI]", "κ", "consistency %",
+                                                 *[f"{s} %" for s in suites], "coverage %"], sortable=True)
+    for run, st in sorted(zip(ctx.runs, ctx.states), key=lambda p: -(p[0]["accuracy"] or 0.0)):
+        cons = run["suite_metrics"].get("spin", {}).get("consistency", {}).get("consistency")
+        table.rows.append([run["model"], run["prompt_mode"], str(run["n"]), pct_ci(run["accuracy"], run["ci95"]),
+                           num(run_kappa(st)), pct(cons),
+                           *[pct(run["by_suite"].get(s, {}).get("accuracy")) for s in suites],
+                           pct(run["coverage"])])
+    if ctx.human:
+        accs = [block(h, "all", "all")["accuracy"] for h in ctx.human]
+        m, sd = mean_sd(accs)
+        per_suite = []
+        for s in suites:
+            sm, ssd = mean_sd([block(h, "suite", s)["accuracy"] for h in ctx.human if s in names(h, "suite")])
+            per_suite.append(DASH if sm is None else f"{pct(sm)} ± {pct(ssd)}")
+        km, _ = mean_sd([run_kappa(h) for h in ctx.human])
+        table.rows.append([f"Human ({len(ctx.human)} annotators)", DASH,
+                           str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
+                           DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", num(km), DASH, *per_suite, DASH])
+    sec.blocks.append(table)
+    return sec
+
+
+def heatmaps(ctx: Context) -> Section:
+    sec = Section("heatmaps", "Subtype heatmaps",
+                  "κ (chance-adjusted: 0 = guessing, 1 = perfect) and raw accuracy per subtype and run, "
+                  "as SpinBench Fig. 3/33/34. Grey cells: no data (or no chance level, for open answers).")
+    if not ctx.runs:
+        sec.omitted = "no model runs"
+        return sec
+    labels = [ctx.label(r) for r in ctx.runs]
+    for suite in [s for s in SUITES if any(s in r["by_suite"] for r in ctx.runs)]:
+        subs = sorted({k for r in ctx.runs for k in r["by_subtype"] if k.startswith(suite + "/")})
+        acc = np.full((len(subs), len(ctx.runs)), math.nan)
+        kap = np.full_like(acc, math.nan)
+        for j, run in enumerate(ctx.runs):
+            for i, sub in enumerate(subs):
+                b = run["by_subtype"].get(sub)
+                if b and b["accuracy"] is not None:
+                    acc[i, j] = 100 * b["accuracy"]
+                    k = kappa_of(b)
+                    kap[i, j] = math.nan if k is None else k
+        rows = [s.rsplit("/", 1)[1] or s.split("/")[1] for s in subs]  # the subtype (task when it has none)
+        if not np.all(np.isnan(kap)):
+            path, fig = ctx.figure(f"heatmap-kappa-{suite}", f"{suite}: κ per subtype")
+            figures.heatmap(kap, rows, labels, fig.title, path, vmin=-1.0, vmax=1.0)
+            sec.blocks.append(fig)
+        path, fig = ctx.figure(f"heatmap-accuracy-{suite}", f"{suite}: accuracy % per subtype")
+        figures.heatmap(acc, rows, labels, fig.title, path, vmin=0.0, vmax=100.0, fmt="{:.0f}")
+        sec.blocks.append(fig)
+    return sec

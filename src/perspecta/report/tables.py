@@ -1,0 +1,55 @@
+"""Report tables: one small record rendered both as Markdown and (by the template) as HTML.
+
+Cells are pre-formatted strings so the Markdown and HTML show the same digits; the
+HTML sorts numerically by the leading number of a cell (``—`` sorts last).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+DASH = "—"
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    """A share as a percentage, or a dash when there is no value."""
+    return DASH if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}"
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    return DASH if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def signed(x: float | None, digits: int = 3) -> str:
+    return DASH if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.{digits}f}"
+
+
+def pct_ci(acc: float | None, ci: tuple[float, float] | None) -> str:
+    if acc is None:
+        return DASH
+    return pct(acc) + (f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
+
+
+@dataclass
+class Table:
+    slug: str  # file name under tables/ and HTML anchor
+    title: str
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    note: str = ""
+    sortable: bool = False
+
+    def to_markdown(self) -> str:
+        def esc(text: str) -> str:
+            return str(text).replace("|", "\\|").replace("\n", " ")
+
+        lines = [f"### {self.title}", ""]
+        if self.note:
+            lines += [self.note, ""]
+        if not self.rows:
+            return "\n".join(lines + ["(no rows)", ""])
+        lines.append("| " + " | ".join(esc(c) for c in self.columns) + " |")
+        lines.append("|" + "|".join("---" for _ in self.columns) + "|")
+        lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in self.rows]
+        return "\n".join(lines) + "\n"
