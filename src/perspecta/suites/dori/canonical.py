@@ -28,7 +28,6 @@ from perspecta.suites.dori.common import (
     make_item,
     object_factors,
     pick_asset,
-    prompt,
     shuffled,
     studio_scene,
 )
@@ -226,8 +225,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
     answer = CANNOT_DETERMINE if k is None else (
         COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
-                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
-                                     examples=examples),
+                     question=question, context=CONTEXT, steps=STEPS, examples=examples,
                      options=options, answer_text=answer, values=values, metadata=meta)
 
 

@@ -124,11 +124,16 @@ def object_factors(scene: Scene, asset: AssetInfo, object_id: str = "obj0") -> d
 
 def make_item(
     ctx: TaskContext, *, task: str, granularity: str, scene: Scene, images: list[str], question: str,
-    options: list[Option], answer_text: str, values: dict[str, Any], metadata: dict[str, Any],
+    context: str, steps: list[str], examples: list[str], options: list[Option], answer_text: str,
+    values: dict[str, Any], metadata: dict[str, Any],
 ) -> Item:
-    """Assemble an MCQ item. ``values`` maps each option text to its machine-readable value
-    (a bin, an angle, an operation list; None for "Cannot be determined"); it is stored as
+    """Assemble an MCQ item; its text is :func:`prompt` over ``question`` (the TASK part),
+    ``context``, ``steps`` and ``examples``, for as many images as ``images`` holds.
+    ``values`` maps each option text to its machine-readable value (a bin, an angle, an
+    operation list; None for "Cannot be determined"); it is stored as
     ``metadata["option_values"]`` by label so scoring needs no text parsing."""
+    text = prompt(ctx, task=question, context=context, steps=steps, options=options, examples=examples,
+                  n_images=len(images))
     answer = next(o.label for o in options if o.text == answer_text)
     meta = {
         **metadata,
@@ -142,7 +147,7 @@ def make_item(
     item_id = ctx.item_id("base", granularity)
     return Item(
         id=item_id, suite=SUITE, task=task, subtype=f"{task}_{granularity}", granularity=granularity,  # type: ignore[arg-type]
-        question=question, images=images, options=options, answer_type="mcq", answer=answer,
+        question=text, images=images, options=options, answer_type="mcq", answer=answer,
         group=item_id, split=ctx.split,  # type: ignore[arg-type]
         scene_id=scene.scene_id, seed=ctx.seed, metadata=meta,
     )

@@ -29,7 +29,6 @@ from perspecta.suites.dori.common import (
     object_factors,
     only,
     pick_asset,
-    prompt,
     render_plain,
     set_facing,
     shuffled,
@@ -220,8 +219,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "camera": scene.camera("main").metadata(),
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=images,
-                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
-                                     examples=examples, n_images=2),
+                     question=question, context=CONTEXT, steps=STEPS, examples=examples,
                      options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
 
 

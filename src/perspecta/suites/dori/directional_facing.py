@@ -20,7 +20,6 @@ from perspecta.suites.dori.common import (
     make_item,
     object_factors,
     pick_asset,
-    prompt,
     render_boxed,
     set_facing,
     shuffled,
@@ -142,8 +141,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "camera": scene.camera("main").metadata(),
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
-                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
-                                     examples=examples),
+                     question=question, context=CONTEXT, steps=STEPS, examples=examples,
                      options=options, answer_text=truth, values=values, metadata=meta)
 
 

@@ -24,7 +24,6 @@ from perspecta.suites.dori.common import (
     draw_class,
     label_for,
     make_item,
-    prompt,
     shuffled,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
@@ -208,8 +207,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "camera": scene.camera("main").metadata(),
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
-                     question=prompt(ctx, task=question, context=CONTEXT, steps=STEPS, options=options,
-                                     examples=examples),
+                     question=question, context=CONTEXT, steps=STEPS, examples=examples,
                      options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from perspecta.dataset.item import Item, Option, letter_options
 from perspecta.render.overlay import draw_box
 from perspecta.suites.context import TaskContext
-from perspecta.suites.dori.common import make_item, pick_asset, prompt
+from perspecta.suites.dori.common import make_item, pick_asset
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
 from perspecta.world.oracle import camera_plane_angle, mask_bbox
@@ -147,7 +147,7 @@ def generate(ctx: TaskContext) -> list[Item]:
             values[c if granularity == "coarse" else g] = [lo, hi]
         items.append(make_item(
             ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
-            question=prompt(ctx, task=question, context=context, steps=steps, options=options, examples=examples),
+            question=question, context=context, steps=steps, examples=examples,
             options=options, answer_text=answer_text, values=values, metadata=metadata,
         ))
     return items

@@ -12,7 +12,9 @@ headings straight from the stored scenes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -99,6 +101,14 @@ def _layout_and_render(ctx: TaskContext, attempt, what: str):  # type: ignore[no
     return retry(go, 80, what)
 
 
+def _variant_items(ctx: TaskContext, variants: dict[str, tuple[list[Scene], list[str]]], *, body: str,
+                   answer: bool, metadata_for: Callable[[list[Scene]], dict[str, Any]]) -> list[Item]:
+    """One yes/no item per variant (base, Clear): the same question over that variant's frames."""
+    return [yesno_item(ctx, variant=variant, body=body, images=images, answer=answer,
+                       scene_id=frames[0].scene_id, metadata=metadata_for(frames))
+            for variant, (frames, images) in variants.items()]
+
+
 # ----------------------------------------------------------------------------- Obj-HD
 
 HEADINGS = {"toward": 0.0, "rightward": 90.0, "away": 180.0, "leftward": -90.0}
@@ -148,14 +158,10 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
         return [scene], [cam]
 
     ((_, (cam,)), variants) = _layout_and_render(ctx, attempt, "lrr obj_hd")
-    items = []
-    for variant, (frames, images) in variants.items():
-        body = f"{IMAGE_MARKER}\nLook at {SHEEP_TEXT}. Is its head pointing {HEADING_TEXT[asked]}?"
-        meta = {"true_heading": true, "asked_heading": asked, "camera": cam.metadata(),
-                "n_objects": len(frames[0].objects)}
-        items.append(yesno_item(ctx, variant=variant, body=body, images=images, answer=yes,
-                                scene_id=frames[0].scene_id, metadata=meta))
-    return items
+    return _variant_items(
+        ctx, variants, body=f"{IMAGE_MARKER}\nLook at {SHEEP_TEXT}. Is its head pointing {HEADING_TEXT[asked]}?",
+        answer=yes, metadata_for=lambda frames: {"true_heading": true, "asked_heading": asked,
+                                                 "camera": cam.metadata(), "n_objects": len(frames[0].objects)})
 
 
 # ----------------------------------------------------------------------------- Obj-MD
@@ -218,18 +224,14 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
     shown: list[list[int]] = []
     ((_, cams), variants) = _layout_and_render(ctx, attempt, "lrr obj_md")
     cam, order = cams[0], shown[-1]
-    items = []
-    for variant, (vframes, images) in variants.items():
-        body = (
-            f"{labelled_images(3)}\nThe camera and the surroundings stay fixed; {SHEEP_TEXT} may stand at a different "
-            "spot in each image and always faces the same way. Following the order A, B, C, is the sheep moving in "
-            "the direction its head points?"
-        )
-        meta = {"negative": negative, "shown_order": order, "step_m": round(step, 4),
-                "scene_ids": [f.scene_id for f in vframes], "camera": cam.metadata()}
-        items.append(yesno_item(ctx, variant=variant, body=body, images=images, answer=yes,
-                                scene_id=vframes[0].scene_id, metadata=meta))
-    return items
+    body = (
+        f"{labelled_images(3)}\nThe camera and the surroundings stay fixed; {SHEEP_TEXT} may stand at a different "
+        "spot in each image and always faces the same way. Following the order A, B, C, is the sheep moving in "
+        "the direction its head points?"
+    )
+    return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
+        "negative": negative, "shown_order": order, "step_m": round(step, 4),
+        "scene_ids": [f.scene_id for f in frames], "camera": cam.metadata()})
 
 
 # ----------------------------------------------------------------------------- Obj-M
@@ -302,15 +304,11 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     lengths: list[tuple[float, float]] = []
     ((_, cams), variants) = _layout_and_render(ctx, attempt, "lrr obj_m")
     shift_len, move_len = lengths[-1]
-    items = []
-    for variant, (vframes, images) in variants.items():
-        body = (
-            f"{labelled_images(2)}\nImages A and B show the same place; the camera moved between the two shots. "
-            f"Compared with its surroundings, has {SHEEP_TEXT} moved to a different spot between A and B?"
-        )
-        meta = {"sheep_move_m": round(move_len, 4), "camera_move_m": round(shift_len, 4),
-                "scene_ids": [f.scene_id for f in vframes], "cameras": [c.metadata() for c in cams]}
-        items.append(yesno_item(ctx, variant=variant, body=body, images=images, answer=yes,
-                                scene_id=vframes[0].scene_id, metadata=meta))
-    return items
+    body = (
+        f"{labelled_images(2)}\nImages A and B show the same place; the camera moved between the two shots. "
+        f"Compared with its surroundings, has {SHEEP_TEXT} moved to a different spot between A and B?"
+    )
+    return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
+        "sheep_move_m": round(move_len, 4), "camera_move_m": round(shift_len, 4),
+        "scene_ids": [f.scene_id for f in frames], "cameras": [c.metadata() for c in cams]})
 

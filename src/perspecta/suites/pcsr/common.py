@@ -176,28 +176,25 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
     failures: list[str] = []
     renders = 0
     for attempt in range(MAX_ROOM_TRIES):
-        if prepare is None:
-            key = rooms.RoomKey(ctx.index, attempt)
-            try:
-                scene = rooms.shared_scene(ctx, key, PANO_SIZE)
-            except SamplingError as e:
-                failures.append(f"sampling: {e}")
-                continue
-        else:
-            try:
+        shared = rooms.RoomKey(ctx.index, attempt) if prepare is None else None
+        try:
+            if shared is not None:
+                scene = rooms.shared_scene(ctx, shared, PANO_SIZE)
+            else:
                 scene = sample_room(
                     ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-r{attempt}", seed=ctx.seed,
                     room_type=ctx.config.get("room_type"), panorama_size=PANO_SIZE,
                 )
-            except SamplingError as e:
-                failures.append(f"sampling: {e}")
-                continue
+        except SamplingError as e:
+            failures.append(f"sampling: {e}")
+            continue
+        if prepare is not None:
             prepare(ctx, scene)
         if build(ctx, optimistic(scene)) is None:
             failures.append(f"{scene.room.room_type if scene.room else '?'}: layout cannot pose the question")
             continue
-        if prepare is None:
-            pano = rooms.shared_pano(ctx, key, scene)
+        if shared is not None:
+            pano, rgb = rooms.shared_pano(ctx, shared, scene), None
         else:
             pano, rgb = render_pano(ctx, scene)
             pano.split = ctx.split
@@ -205,8 +202,8 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
         q = build(ctx, pano)
         if q is not None:
             ctx.add_scene(pano.scene)
-            if prepare is None:
-                rooms.publish(ctx, key)
+            if shared is not None:
+                rooms.publish(ctx, shared)
                 ctx.images.append(pano.image)
             else:
                 pano.image = ctx.save_image(rgb, "pano")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 from PIL import Image
 
 from perspecta.suites.context import TaskContext, split_for_seed, stable_key
+from perspecta.suites.pcsr.common import Pano, render_pano
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.scene import Scene
 
@@ -57,7 +59,7 @@ def _cache(ctx: TaskContext) -> Path:
     return path
 
 
-def _write_atomic(path: Path, write) -> None:  # type: ignore[no-untyped-def]
+def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     """Write through a temporary name unique to this process, then rename over ``path``."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     write(tmp)
@@ -90,14 +92,9 @@ def shared_scene(ctx: TaskContext, key: RoomKey, panorama_size: tuple[int, int])
     return scene_from_record(data)
 
 
-def shared_pano(ctx: TaskContext, key: RoomKey, scene: Scene):  # type: ignore[no-untyped-def]
-    """The panorama of room ``key`` (rendered once per dataset), ready for questions.
-
-    Returns a :class:`~perspecta.suites.pcsr.common.Pano` whose ``image`` is the path
-    the dataset will hold once :func:`publish` copies it there.
-    """
-    from perspecta.suites.pcsr.common import Pano, render_pano
-
+def shared_pano(ctx: TaskContext, key: RoomKey, scene: Scene) -> Pano:
+    """The panorama of room ``key`` (rendered once per dataset), ready for questions; its
+    ``image`` is the path the dataset will hold once :func:`publish` copies it there."""
     cache = _cache(ctx)
     png = cache / f"{key.name}.png"
     mask = cache / f"{key.name}.instance.npz"
