@@ -57,6 +57,15 @@ def load_builtin_suites() -> None:
         importlib.import_module(f"perspecta.suites.{name}")
 
 
+def suite_setting(suite: str, name: str, default: object = None) -> object:
+    """A setting a suite package declares at module level (e.g. ``EVAL_IMAGE_MAX_SIDE``,
+    ``audit_features``), or ``default``. This is how generic code (runner, audit, report)
+    asks a suite for its own conventions without naming the suite."""
+    load_builtin_suites()
+    module = importlib.import_module(f"perspecta.suites.{suite}")
+    return getattr(module, name, default)
+
+
 def suites() -> list[str]:
     load_builtin_suites()
     return sorted({s for s, _ in _TASKS})
