@@ -59,6 +59,7 @@ class GenerationConfig:
     suite_config: dict[str, dict[str, Any]] = field(default_factory=dict)
     splits: dict[str, float] = field(default_factory=lambda: {"test": 1.0})
     tasks: list[str] | None = None  # "suite/task" keys to keep; None = every task of the suites
+    with_depth: bool = False  # store each view's ground-truth depth beside it (dataset.depth)
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -123,6 +124,7 @@ class _Worker:
             renderer=self.renderer,
             out_dir=self.stage,
             config=self.config.task_config(unit.suite),
+            with_depth=self.config.with_depth,
         )
         items = registry.get_task(unit.suite, unit.task).generate(ctx)
         records = [it.to_dict() for it in items]
@@ -135,8 +137,10 @@ class _Worker:
             "scenes": [s.to_dict() for s in ctx.scenes],
             "images": ctx.images,
             # hashed here, while the PNGs are local and hot, so assembly never re-reads them
-            "sha256": {rel: sha256_file(self.stage / rel) for rel in ctx.images},
+            "sha256": {rel: sha256_file(self.stage / rel) for rel in [*ctx.images, *ctx.depths.values()]},
         }
+        if self.config.with_depth:
+            part["depth"], part["no_depth"] = ctx.depths, ctx.no_depth
         self.store.commit_unit(unit.part_rel, part, self.stage)
         return len(records)
 
@@ -252,7 +256,7 @@ def _command_for(config: GenerationConfig) -> str:
             suites += " --suite-config " + shlex.quote(f"{suite}.{key}={text}")
     return (f"perspecta generate {suites} --n {config.n} --seed {config.seed} "
             f"--renderer {config.renderer}" + (f" --image-size {config.image_size}" if config.image_size else "")
-            + f" --split {format_splits(config.splits)}")
+            + f" --split {format_splits(config.splits)}" + (" --with-depth" if config.with_depth else ""))
 
 
 def parse_suite_config(pairs: list[str]) -> dict[str, dict[str, Any]]:
@@ -298,6 +302,8 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
         "suite_config": config.suite_config,
         "splits": config.splits,
         "tasks": config.tasks,
+        # only when set, so datasets made without depth keep their bytes
+        **({"with_depth": True} if config.with_depth else {}),
     }
 
 
@@ -310,6 +316,8 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     scene_ids: set[str] = set()
     images: list[str] = []
     image_sha: dict[str, str] = {}
+    depths: dict[str, str] = {}
+    no_depth: dict[str, str] = {}
     for u in units:
         part = json.loads(store.read_text(u.part_rel))
         items += part["items"]
@@ -319,6 +327,8 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
                 scenes.append(scene)
         images += part["images"]
         image_sha.update(part.get("sha256", {}))  # parts of older versions carry none
+        depths.update(part.get("depth", {}))
+        no_depth.update(part.get("no_depth", {}))
     store.write_jsonl("items.jsonl", items)
     store.write_jsonl("scenes.jsonl", scenes)
 
@@ -332,7 +342,9 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     renderer_record = {"name": renderer.name, "version": renderer.version}
     renderer.close()
 
-    checksums = {p: image_sha.get(p) or store.sha256(p) for p in ["items.jsonl", "scenes.jsonl", *sorted(set(images))]}
+    no_depth = {k: v for k, v in no_depth.items() if k not in depths}  # a shared image one unit stored with depth
+    files = ["items.jsonl", "scenes.jsonl", *sorted(set(images)), *sorted(set(depths.values()))]
+    checksums = {p: image_sha.get(p) or store.sha256(p) for p in files}
     by_task = Counter(f"{it['suite']}/{it['task']}" for it in items)
     manifest = {
         "name": "+".join(config.suites),
@@ -354,6 +366,10 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
         "checksums": checksums,
         "assets": assets,
     }
+    if config.with_depth:
+        from perspecta.dataset.depth import manifest_record
+
+        manifest["depth"] = manifest_record(depths, no_depth)
     store.write_json("manifest.json", manifest)
     store.remove_tree(PARTS_DIR)
     return manifest
