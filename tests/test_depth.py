@@ -1,0 +1,119 @@
+"""Ground-truth depth maps: ``generate --with-depth``, ``validate``, ``eval --input depth-concat``.
+
+The depth-concat run goes over real HTTP to the local fake server, which records the size
+of every image it receives: each must be one image of twice the width of the plain run's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from perspecta.cli import app
+from perspecta.dataset.depth import decode, read_codes
+from perspecta.dataset.generate import GenerationConfig, generate_dataset
+from perspecta.dataset.validate import validate_dataset
+from perspecta.models.fake_server import FakeServer
+
+TASKS = ["dori/view_parallelism", "dori/canonical_orientation", "spin/identity_matching", "lrr/pos_c"]
+
+
+@pytest.fixture(scope="module")
+def with_depth(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("depth") / "ds"
+    generate_dataset(out, GenerationConfig(suites=["dori", "spin", "lrr"], n=1, seed=2, tasks=TASKS, with_depth=True))
+    return out
+
+
+def test_depth_maps_are_stored_checked_and_match_the_render(with_depth: Path, tmp_path: Path) -> None:
+    manifest = json.loads((with_depth / "manifest.json").read_text())
+    depth = manifest["depth"]
+    items = [json.loads(x) for x in (with_depth / "items.jsonl").read_text().splitlines()]
+    images = {p for it in items for p in it["images"]}
+    assert set(depth["files"]) | set(depth["without"]) == images
+    assert set(depth["without"]) == {p for p in images if "/pos_c/" in p}  # the 3x3 grid is a composite
+    assert manifest["config"]["with_depth"] is True and "--with-depth" in manifest["created_by_command"]
+    for image, rel in depth["files"].items():
+        codes = read_codes(with_depth / rel)
+        assert codes.dtype == np.uint16 and rel in manifest["checksums"]
+        rgb = np.asarray(Image.open(with_depth / image).convert("RGB"))
+        assert codes.shape == rgb.shape[:2]
+        metres = decode(codes)
+        finite = np.isfinite(metres)
+        assert finite.any() and 0.05 < float(np.median(metres[finite])) < 100.0
+    # DORI view parallelism has a ground plane (a surface everywhere below the horizon)
+    # while DORI canonical orientation has no ground: its background has no surface
+    vp = next(v for k, v in depth["files"].items() if "view_parallelism" in k)
+    co = next(v for k, v in depth["files"].items() if "canonical" in k)
+    assert np.isfinite(decode(read_codes(with_depth / vp))).mean() > 0.4
+    assert 0.0 < np.isfinite(decode(read_codes(with_depth / co))).mean() < 0.6
+    report = validate_dataset(with_depth, derive_answers=False)
+    assert report.ok, report.errors
+    assert report.counts["depth_maps"] == len(depth["files"]) and not report.warnings
+
+    broken = tmp_path / "broken"
+    shutil.copytree(with_depth, broken)
+    rel = sorted(depth["files"].values())[0]
+    Image.new("L", (8, 8)).save(broken / rel)  # an 8-bit image of the wrong size
+    errors = validate_dataset(broken, derive_answers=False).errors
+    assert any("16-bit" in e and rel in e for e in errors)
+    assert any("checksum mismatch" in e and rel in e for e in errors)
+    (broken / rel).unlink()
+    assert any(f"{rel}: missing depth map" in e for e in validate_dataset(broken, derive_answers=False).errors)
+
+
+def test_depth_concat_sends_one_image_of_twice_the_width(with_depth: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["eval", str(with_depth), "--model", "openai:fake", "--suite", "dori", "--suite", "spin",
+            "--no-progress", "--concurrency", "2"]
+    with FakeServer() as server:
+        plain = runner.invoke(app, [*args, "--base-url", server.url, "--out", str(tmp_path / "rgb")])
+        assert plain.exit_code == 0, plain.output
+        rgb_sizes = sorted(s for req in server.stats.image_sizes for s in req)
+        n_requests = len(server.stats.image_sizes)
+        server.stats.reset()
+        res = runner.invoke(app, [*args, "--base-url", server.url, "--out", str(tmp_path / "depth"),
+                                  "--input", "depth-concat"])
+        assert res.exit_code == 0, res.output
+        depth_sizes = sorted(s for req in server.stats.image_sizes for s in req)
+    assert len(server.stats.image_sizes) == n_requests and len(depth_sizes) == len(rgb_sizes) > 0
+    assert depth_sizes == sorted((2 * w, h) for w, h in rgb_sizes)  # one image each, twice as wide
+    run = json.loads(next((tmp_path / "depth").glob("run-*.json")).read_text())
+    assert run["config"]["inputs"]["depth"] is True
+
+
+def test_depth_concat_image_is_the_view_then_its_depth(with_depth: Path) -> None:
+    from perspecta.models.base import InputSettings
+    from perspecta.models.images import load_image
+
+    depth = json.loads((with_depth / "manifest.json").read_text())["depth"]
+    image = next(k for k in depth["files"] if "view_parallelism" in k)
+    both = np.asarray(load_image(with_depth / image, InputSettings(max_side=128, depth=True)))
+    left, right = both[:, :128], both[:, 128:]
+    assert both.shape == (128, 256, 3)
+    assert np.array_equal(left, np.asarray(load_image(with_depth / image, InputSettings(max_side=128))))
+    assert np.array_equal(right[..., 0], right[..., 1])  # grey
+    codes = np.asarray(Image.fromarray(read_codes(with_depth / depth["files"][image])).resize((128, 128), Image.NEAREST))
+    near, far = codes == codes[codes > 0].min(), codes == codes.max()
+    assert right[..., 0][near].mean() > right[..., 0][far].mean()  # nearer is brighter
+    assert (right[..., 0][codes == 0] == 0).all()  # no surface is black
+
+
+def test_depth_concat_without_depth_maps_is_one_clear_error(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    generate_dataset(plain, GenerationConfig(suites=["spin"], n=1, seed=2, tasks=["spin/identity_matching"]))
+    assert "depth" not in json.loads((plain / "manifest.json").read_text())
+    assert not list(plain.rglob("*_depth.png"))
+    res = CliRunner().invoke(app, ["eval", str(plain), "--model", "baseline:chance", "--input", "depth-concat",
+                                   "--out", str(tmp_path / "r"), "--no-progress"])
+    assert res.exit_code == 2 and "--with-depth" in res.output
+    assert not (tmp_path / "r" / "results.jsonl").exists()
+    res = CliRunner().invoke(app, ["eval", str(plain), "--model", "baseline:chance", "--input", "depth",
+                                   "--out", str(tmp_path / "r"), "--no-progress"])
+    assert res.exit_code == 2 and "--input must be rgb or depth-concat" in res.output
