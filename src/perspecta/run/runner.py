@@ -242,6 +242,7 @@ async def evaluate_async(dataset: str | Path | EvalDataset, backend: Backend | s
     started = time.perf_counter()
     (out / f"run-{backend.name.replace('/', '_').replace(':', '_')}.json").write_text(json.dumps({
         "dataset": str(ds.root), "model": backend.name,
+        **({"backend": backend.describe()} if hasattr(backend, "describe") else {}),
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()},
     }, indent=2, default=str))
 

@@ -17,3 +17,4 @@ from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
     view_parallelism,
     viewer_scene,
 )
+from perspecta.suites.dori.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)

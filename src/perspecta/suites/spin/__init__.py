@@ -10,3 +10,4 @@ CCCC..WWWW pattern counts.
 """
 
 from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks and metrics)
+from perspecta.suites.spin.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
