@@ -21,7 +21,9 @@ train_app = typer.Typer(help="Fine-tune a VLM on a dataset's train split: LoRA S
 
 
 def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/] {message}", highlight=False)
+    from rich.markup import escape
+
+    console.print(f"[red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(2)
 
 
