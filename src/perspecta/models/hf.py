@@ -36,9 +36,9 @@ def _require() -> tuple[Any, Any]:
 
 
 class HFBackend:
-    """``hf:<path or hub id>``; loads lazily on the first request."""
+    """``hf:<path or hub id>``; loads lazily on the first request, on the GPU when there is one."""
 
-    def __init__(self, path: str, *, device: str = "cpu", dtype: str | None = None,
+    def __init__(self, path: str, *, device: str | None = None, dtype: str | None = None,
                  local_files_only: bool = True) -> None:
         self.path = path
         self.device = device
@@ -75,6 +75,9 @@ class HFBackend:
             return
         torch, tf = _require()
         kwargs: dict[str, Any] = {"local_files_only": self.local_files_only}
+        if self.device is None:  # a GPU when there is one (bf16 there), else the CPU in full precision
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+            self.dtype = self.dtype or ("bfloat16" if self.device == "cuda" else None)
         if self.dtype:
             kwargs["dtype"] = getattr(torch, self.dtype)
         own_processor = any((Path(self.path) / f).is_file() for f in ("processor_config.json", "preprocessor_config.json"))

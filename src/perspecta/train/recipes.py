@@ -175,12 +175,23 @@ def train(settings: TrainSettings, dataset: str | Path, out: str | Path, *, comm
     record["result"] = {
         "steps": steps, "seconds": round(seconds, 3), "seconds_per_step": round(seconds / max(steps, 1), 3),
         "train_loss": float(result.training_loss), "last_loss": float(losses[-1]) if losses else None,
-        "rewards": {k: (None if v is None else float(v)) for e in history for k, v in e.items()
-                    if k.startswith("rewards/") and k.endswith("/mean")},
+        "rewards": _mean_rewards(history),
         "adapter": settings.lora is not None,
     }
     write_yaml(out / TRAINING_YAML, record)
     return record
+
+
+def _mean_rewards(history: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Each reward's mean over the logged steps (None: the reward applied to no item of the run)."""
+    seen: dict[str, list[float]] = {}
+    for entry in history:
+        for k, v in entry.items():
+            if k.startswith("rewards/") and k.endswith("/mean"):
+                seen.setdefault(k, [])
+                if v is not None:
+                    seen[k].append(float(v))
+    return {k: (sum(v) / len(v) if v else None) for k, v in seen.items()}
 
 
 def training_record(directory: str | Path) -> dict[str, Any] | None:

@@ -81,7 +81,7 @@ def _comparable(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
 
 def build(ctx: Context) -> Section:
     sec = Section("finetune", "Fine-tuning — base vs tuned, and transfer",
-                  "Runs of models trained with `perspecta train` (identified by the adapter and training.yaml their "
+                  "Runs of models trained with perspecta train (identified by the adapter and training.yaml their "
                   "run file records) beside their base model, in the same prompt mode. Columns are tasks; a task is "
                   "'trained' when the training data held it, else transfer within the suite or to another suite. "
                   "Δ = tuned − base, only where both answered the same number of items.")
