@@ -117,3 +117,33 @@ def test_depth_concat_without_depth_maps_is_one_clear_error(tmp_path: Path) -> N
     res = CliRunner().invoke(app, ["eval", str(plain), "--model", "baseline:chance", "--input", "depth",
                                    "--out", str(tmp_path / "r"), "--no-progress"])
     assert res.exit_code == 2 and "--input must be rgb or depth-concat" in res.output
+
+
+def test_render_log_finds_the_render_behind_an_annotated_repainted_or_turned_image() -> None:
+    from types import SimpleNamespace
+
+    from perspecta.suites.depth_log import RenderLog
+
+    rng = np.random.default_rng(0)
+    renders = []
+    for _ in range(3):
+        depth = np.full((32, 32), np.inf, dtype=np.float32)
+        depth[4:20, 6:30] = rng.uniform(1, 5, (16, 24))  # an asymmetric object on empty background
+        renders.append(SimpleNamespace(rgb=rng.integers(0, 255, (32, 32, 3), dtype=np.uint8), depth=depth))
+    it = iter(renders)
+    log = RenderLog(SimpleNamespace(render=lambda scene, cam: next(it), name="fake"))
+    for _ in renders:
+        log.render(None, None)
+    assert log.name == "fake"  # the proxy forwards everything else
+    target = renders[1]
+    shown = target.rgb.copy()
+    shown[~np.isfinite(target.depth)] = (200, 200, 200)  # background repainted
+    shown[5:7, 8:12] = (255, 0, 0)  # a small overlay on the object
+    turned = np.rot90(shown, 1)
+    depth, why = log.depth_for(turned)
+    assert why == "" and np.array_equal(depth, np.rot90(target.depth, 1))
+    assert np.array_equal(log.depth_for(renders[2].rgb)[0], renders[2].depth)
+    grid = np.zeros((32, 32, 3), dtype=np.uint8)
+    grid[:16, :16] = renders[0].rgb[::2, ::2]  # a composite of scaled views matches no render
+    depth, why = log.depth_for(grid)
+    assert depth is None and "composite" in why
