@@ -297,6 +297,16 @@ class BlenderRenderer:
         ob.rotation_mode = "QUATERNION"
         ob.rotation_quaternion = Vector(tuple(d / np.linalg.norm(d))).to_track_quat("-Z", "Y")
         bscene.collection.objects.link(ob)
+        fill = max(float(scene.light.fill), 0.0) * max(float(scene.light.intensity), 0.0)
+        if fill > 0:  # the GL renderer's unshadowed sky fill, opposite the sun
+            sky = bpy.data.lights.new("perspecta_sky_fill", type="SUN")
+            sky.energy = math.pi * fill
+            sky.color = tuple(srgb_to_linear(scene.light.color))
+            sky.use_shadow = False
+            ob = bpy.data.objects.new("perspecta_sky_fill", sky)
+            ob.rotation_mode = "QUATERNION"
+            ob.rotation_quaternion = Vector(tuple(scene.light.fill_direction())).to_track_quat("-Z", "Y")
+            bscene.collection.objects.link(ob)
 
     def _build_ground(self, bscene: Any, scene: Scene) -> None:
         g = scene.ground

@@ -6,7 +6,9 @@ instance layers that overlays and occlusion questions need (see ANCHORS.md).
 
 Per view we run: a sun shadow pass (once per ``render`` call, orthographic, fitted to
 the shadow casters), a colour pass at ``ssaa`` x resolution in linear light (sky
-gradient, then geometry with Lambert + PCF shadows), a resolve pass that box-filters
+gradient, then geometry with Lambert + PCF shadows, an unshadowed sky fill from the side
+opposite the sun, a dark-albedo floor and a small highlight + Fresnel sky reflection on
+objects so black materials keep their shape), a resolve pass that box-filters
 the samples and encodes sRGB, and an id pass at 1x whose pixel centres coincide with
 the output pixel centres (camera-frame z and instance id). Camera matrices
 are built from :meth:`Camera.intrinsics` / :meth:`Camera.extrinsic` so a world point
@@ -42,6 +44,11 @@ if TYPE_CHECKING:
 
 _FLOATS_PER_VERTEX = 8  # position 3, normal 3, uv 2
 _DEFAULT_SKY = (0.78, 0.85, 0.95)
+# Darkest linear albedo any surface gets: real black paint or plastic reflects ~2-4%,
+# and a darker surface renders as a shapeless silhouette.
+ALBEDO_FLOOR = 0.025
+# Strength of the objects' sun highlight and Fresnel sky reflection (0 = pure Lambert).
+SPECULAR = 0.35
 
 
 def srgb_to_linear(c: Any) -> np.ndarray:
@@ -444,6 +451,9 @@ class GLRenderer:
             "u_sun_dir": d,
             "u_sun_rgb": color * sun,
             "u_ambient_rgb": color * ambient,
+            "u_ambient_down_rgb": color * ambient * 0.55,
+            "u_sky_dir": lt.fill_direction(),  # never shadowed
+            "u_sky_rgb": color * lt.fill * lt.intensity,
             "u_fill_rgb": fill,
             "u_fill_pos": fill_pos,
             "u_has_shadow": 0,
@@ -547,14 +557,18 @@ class GLRenderer:
         _mat(pr, "u_view_proj", view_proj)
         _mat(pr, "u_light_vp", light["u_light_vp"])
         pr["u_eye"].value = tuple(view.eye)
-        for name in ("u_sun_dir", "u_sun_rgb", "u_ambient_rgb", "u_fill_rgb", "u_fill_pos"):
+        for name in ("u_sun_dir", "u_sun_rgb", "u_ambient_rgb", "u_ambient_down_rgb", "u_sky_dir",
+                     "u_sky_rgb", "u_fill_rgb", "u_fill_pos"):
             pr[name].value = tuple(float(x) for x in light[name])
         for name in ("u_texel_world", "u_depth_range"):
             pr[name].value = float(light[name])
         pr["u_has_shadow"].value = int(light["u_has_shadow"])
         self._shadow_tex.use(location=1)
+        pr["u_albedo_floor"].value = ALBEDO_FLOOR
+        pr["u_specular"].value = SPECULAR
         for dr in draws:
             self._draw_scene_mesh(dr.mesh, dr.model, dr.tint)
+        pr["u_specular"].value = 0.0  # matte floor, walls and ground
         if static is not None:
             if scene.room is not None:
                 ctx.enable(moderngl.CULL_FACE)

@@ -216,15 +216,26 @@ class Camera:
 
 @dataclass
 class Light:
-    """A sun (directional light with shadows) plus an ambient term.
+    """A sun (directional light with shadows) plus an ambient term and a sky fill.
 
     ``direction`` points from the sun toward the scene (so a sun overhead is (0, 0, -1)).
+    ``fill`` is the strength (relative to ``intensity``) of an unshadowed sky light from
+    the side opposite the sun, so the sun's shadow side keeps its shape.
     """
 
     direction: Vec3 = (-0.4, 0.3, -1.0)
     color: RGB = (1.0, 1.0, 1.0)
     intensity: float = 1.0
     ambient: float = 0.35
+    fill: float = 0.3
+
+    def fill_direction(self) -> np.ndarray:
+        """Unit vector from the sky fill toward the scene: 40 degrees up, on the side
+        opposite the sun (so it lights what the sun leaves in shade)."""
+        d = np.asarray(self.direction, dtype=float)
+        h = d[:2] / np.linalg.norm(d[:2]) if np.linalg.norm(d[:2]) > 1e-6 else np.array([1.0, 0.0])
+        el = math.radians(40.0)
+        return -np.array([h[0] * math.cos(el), h[1] * math.cos(el), math.sin(el)])
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Light:
@@ -233,6 +244,7 @@ class Light:
             color=_vec(d.get("color", (1, 1, 1))),
             intensity=float(d.get("intensity", 1.0)),
             ambient=float(d.get("ambient", 0.35)),
+            fill=float(d.get("fill", 0.3)),
         )
 
 
