@@ -316,8 +316,15 @@ class BlenderRenderer:
             [[-h, -h, 0], [h, -h, 0], [h, h, 0], [-h, -h, 0], [h, h, 0], [-h, h, 0]],
             dtype=np.float32,
         )
-        mat = self._material("ground", g.color)
-        self._add_soup(bscene, "ground", quad, None, None, mat, np.eye(4), 0)
+        from perspecta.render.ground import check_material, ground_texture, ground_uvs
+
+        if check_material(g.material) == "plain":
+            mat, uvs = self._material("ground", g.color), None
+        else:  # the GL renderer's texture and mapping (the image repeats by default)
+            seed = scene.seed if g.texture_seed is None else g.texture_seed
+            mat = self._material("ground", (1.0, 1.0, 1.0), ground_texture(g.material, seed))
+            uvs = ground_uvs(quad, g.pattern_size)
+        self._add_soup(bscene, "ground", quad, None, uvs, mat, np.eye(4), 0)
 
     def _build_room(self, bscene: Any, scene: Scene) -> None:
         """Floor, four walls and ceiling as inward-facing quads. Walls and ceiling do not

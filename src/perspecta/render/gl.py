@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import moderngl
 
     from perspecta.assets.library import AssetLibrary
-    from perspecta.assets.mesh import Mesh
+    from perspecta.assets.mesh import Mesh, MeshPart
 
 _FLOATS_PER_VERTEX = 8  # position 3, normal 3, uv 2
 _DEFAULT_SKY = (0.78, 0.85, 0.95)
@@ -329,16 +329,21 @@ class GLRenderer:
             key = "room" + json.dumps(scene.room.__dict__, sort_keys=True, default=str)
         elif scene.ground is not None:
             key = "ground" + json.dumps(scene.ground.__dict__, sort_keys=True, default=str)
+            if scene.ground.material != "plain":
+                key += f"seed={_ground_seed(scene)}"
         else:
             return None
         if key in self._static:
             return self._static[key]
         if scene.room is not None:
-            parts = _room_parts(scene.room)
+            mesh = Mesh([MeshPart(p, n, c) for p, n, c in _room_parts(scene.room)])
         else:
             assert scene.ground is not None
-            parts = [_ground_part(scene.ground)]
-        gm = self._upload(Mesh([MeshPart(p, n, c) for p, n, c in parts]))
+            mesh = Mesh([_ground_mesh_part(scene.ground, _ground_seed(scene))])
+        gm = self._upload(mesh)
+        for part in gm.parts:
+            if part[3] is not None:  # ground seen at grazing angles: keep its pattern sharp
+                part[3].anisotropy = 8.0
         self._static[key] = gm
         while len(self._static) > 8:
             self._static.popitem(last=False)[1].release()
@@ -673,12 +678,25 @@ def _quad(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndar
     return np.array([a, b, c, a, c, d], dtype=np.float32)
 
 
-def _ground_part(g: Ground) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
+def _ground_seed(scene: Scene) -> int:
+    g = scene.ground
+    assert g is not None
+    return scene.seed if g.texture_seed is None else g.texture_seed
+
+
+def _ground_mesh_part(g: Ground, seed: int) -> MeshPart:
+    """The ground quad; textured materials get world-x/y uvs and their texture."""
+    from perspecta.assets.mesh import MeshPart
+    from perspecta.render.ground import check_material, ground_texture, ground_uvs
+
     s = g.size / 2
     corners = ((-s, -s, 0), (s, -s, 0), (s, s, 0), (-s, s, 0))
     pos = _quad(*(np.array(p, dtype=float) for p in corners))
     nrm = np.tile(np.array([0.0, 0.0, 1.0], dtype=np.float32), (6, 1))
-    return pos, nrm, g.color
+    if check_material(g.material) == "plain":
+        return MeshPart(pos, nrm, g.color)
+    return MeshPart(pos, nrm, (1.0, 1.0, 1.0), uvs=ground_uvs(pos, g.pattern_size),
+                    texture=ground_texture(g.material, seed))
 
 
 def _room_parts(r: Room) -> list[tuple[np.ndarray, np.ndarray, tuple[float, float, float]]]:

@@ -275,18 +275,32 @@ class Room:
 
 @dataclass
 class Ground:
-    """An open ground plane (studio or street) with a sky colour behind it."""
+    """An open ground plane (studio or street) with a sky colour behind it.
+
+    ``material`` is "plain" (flat ``color``) or a procedural texture ("tiles", "paving",
+    "grass"; see :mod:`perspecta.render.ground`) whose colours replace ``color``.
+    ``pattern_size`` is the pattern's unit in metres (tile side, paver width, grass
+    cell); ``texture_seed`` fixes the texture (None: the scene's seed). Pin it when two
+    scenes must show the same ground, e.g. the frames of a motion item.
+    """
 
     size: float = 40.0
     color: RGB = (0.6, 0.6, 0.58)
     sky_color: RGB = (0.78, 0.85, 0.95)
+    material: str = "plain"
+    pattern_size: float = 0.5
+    texture_seed: int | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Ground:
+        seed = d.get("texture_seed")
         return cls(
             size=float(d.get("size", 40.0)),
             color=_vec(d.get("color", (0.6, 0.6, 0.58))),
             sky_color=_vec(d.get("sky_color", (0.78, 0.85, 0.95))),
+            material=str(d.get("material", "plain")),
+            pattern_size=float(d.get("pattern_size", 0.5)),
+            texture_seed=None if seed is None else int(seed),
         )
 
 
