@@ -132,6 +132,11 @@ class BlenderRenderer:
             raise ValueError(f"fov_y must be in (0, 180) degrees, got {camera.fov_y}")
         if scene.objects and self.library is None:
             raise ValueError("BlenderRenderer needs an AssetLibrary to load the scene's meshes")
+        if scene.environment is not None and scene.room is None:
+            raise ValueError(
+                f"the blender renderer does not draw environment maps yet (scene.environment="
+                f"{scene.environment!r}); render this scene with --renderer gl"
+            )
         for obj in scene.objects:
             if not (math.isfinite(obj.scale) and obj.scale > 0):
                 raise ValueError(f"object {obj.id!r} has invalid scale {obj.scale}")

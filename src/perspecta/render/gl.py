@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from perspecta.assets.library import AssetLibrary
     from perspecta.assets.mesh import Mesh, MeshPart
+    from perspecta.render.environment import EnvironmentLight
 
 _FLOATS_PER_VERTEX = 8  # position 3, normal 3, uv 2
 _DEFAULT_SKY = (0.78, 0.85, 0.95)
@@ -172,6 +173,7 @@ class GLRenderer:
         self._meshes: OrderedDict[str, _GpuMesh] = OrderedDict()
         self._targets: OrderedDict[tuple[int, int], dict[str, Any]] = OrderedDict()
         self._static: OrderedDict[str, _GpuMesh] = OrderedDict()
+        self._env_textures: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ setup
     @property
@@ -227,6 +229,7 @@ class GLRenderer:
             self._prog_scene["u_tex"].value = 0
             self._prog_scene["u_shadow"].value = 1
             self._prog_resolve["u_src"].value = 0
+            self._prog_sky["u_env"].value = 2
             self._ctx = ctx
         return self._ctx
 
@@ -244,6 +247,9 @@ class GLRenderer:
             m.release()
         self._meshes.clear()
         self._static.clear()
+        for tex in self._env_textures.values():
+            tex.release()
+        self._env_textures.clear()
         for t in self._targets.values():
             for obj in t.values():
                 if hasattr(obj, "release"):
@@ -445,18 +451,26 @@ class GLRenderer:
         sun = lt.intensity
         fill = np.zeros(3)
         fill_pos = np.zeros(3)
+        env = self._environment(scene)
+        if env is not None:
+            # the map colours the ambient; its strength stays the record's ``ambient``
+            out_amb_up = color * ambient * env.ambient_up
+            out_amb_down = color * ambient * env.ambient_down
+        else:
+            out_amb_up, out_amb_down = color * ambient, color * ambient * 0.55
         if scene.room is not None:
             # Indoors the bounce light dominates: lift the ambient, soften the sun and
             # add an unshadowed fill just under the ceiling so every wall reads.
             ambient = max(ambient, 0.5)
+            out_amb_up, out_amb_down = color * ambient, color * ambient * 0.55
             sun = 0.8 * lt.intensity
             fill = 0.35 * lt.intensity * color
             fill_pos = np.array([0.0, 0.0, 0.85 * scene.room.height])
         out: dict[str, Any] = {
             "u_sun_dir": d,
             "u_sun_rgb": color * sun,
-            "u_ambient_rgb": color * ambient,
-            "u_ambient_down_rgb": color * ambient * 0.55,
+            "u_ambient_rgb": out_amb_up,
+            "u_ambient_down_rgb": out_amb_down,
             "u_sky_dir": lt.fill_direction(),  # never shadowed
             "u_sky_rgb": color * lt.fill * lt.intensity,
             "u_fill_rgb": fill,
@@ -481,6 +495,30 @@ class GLRenderer:
             pts.append(_box_corners(np.array([-g, -g, 0.0]), np.array([g, g, 0.0])))
         out["bounds"] = np.concatenate(pts)
         return out
+
+    def _environment(self, scene: Scene) -> EnvironmentLight | None:
+        """The scene's HDRI environment (None without one, and always indoors)."""
+        if scene.room is not None or scene.environment is None:
+            return None
+        from perspecta.render.environment import environment_light, parse_environment
+
+        name = parse_environment(scene.environment)
+        return None if name is None else environment_light(name)
+
+    def _env_texture(self, scene: Scene) -> Any:
+        import moderngl
+
+        env = self._environment(scene)
+        if env is None:
+            return None
+        if env.name not in self._env_textures:
+            img = np.ascontiguousarray(env.image[::-1]).astype(np.float16)  # v = 0 at the bottom
+            tex = self._context().texture((img.shape[1], img.shape[0]), 3, img.tobytes(), dtype="f2")
+            tex.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            tex.repeat_x = True  # longitude wraps
+            tex.repeat_y = False
+            self._env_textures[env.name] = tex
+        return self._env_textures[env.name]
 
     def _shadow_pass(self, d: np.ndarray, draws: list[_Draw]) -> dict[str, Any]:
         import moderngl
@@ -588,6 +626,11 @@ class GLRenderer:
         ps["u_ssaa"].value = float(s)
         ps["u_zenith"].value = tuple(sky * 0.8)
         ps["u_horizon"].value = tuple(sky * 0.55 + 0.45)
+        env_tex = self._env_texture(scene)
+        ps["u_env_mode"].value = int(env_tex is not None)
+        if env_tex is not None:
+            env_tex.use(location=2)
+            ps["u_env_yaw"].value = math.radians(scene.environment_yaw)
         self._vao_sky.render(moderngl.TRIANGLES, vertices=3)
         ctx.depth_func = "<"
 

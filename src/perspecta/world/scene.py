@@ -319,6 +319,11 @@ class Scene:
     light: Light = field(default_factory=Light)
     ground: Ground | None = field(default_factory=Ground)
     room: Room | None = None
+    # "hdri:<name>" (see perspecta.render.environment): an HDRI sky behind an open
+    # ground, also colouring the ambient light; None = the flat sky gradient. Rooms
+    # ignore it. environment_yaw turns the map (degrees, counter-clockwise from above).
+    environment: str | None = None
+    environment_yaw: float = 0.0
 
     def object(self, object_id: str) -> SceneObject:
         for o in self.objects:
@@ -349,6 +354,8 @@ class Scene:
             light=Light.from_dict(d.get("light", {})),
             ground=Ground.from_dict(d["ground"]) if d.get("ground") is not None else None,
             room=Room.from_dict(d["room"]) if d.get("room") is not None else None,
+            environment=None if d.get("environment") is None else str(d["environment"]),
+            environment_yaw=float(d.get("environment_yaw", 0.0)),
         )
 
     @classmethod
