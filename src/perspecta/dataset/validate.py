@@ -373,6 +373,19 @@ class _Audit:
                 ids = ", ".join(repr(it.id) for it in (bases or members)[:4])
                 self.error(f"group {gid!r}: has {what} 'base' variant(s), needs exactly one (items {ids})")
 
+    def check_readability(self) -> None:
+        """Recorded readability facts must meet their contract (see world/readability.py)."""
+        from perspecta.world import readability
+
+        checked = 0
+        for item in self.items:
+            record = item.metadata.get("readability")
+            if record:
+                checked += 1
+                for problem in readability.problems(record):
+                    self.error(f"{self.where(item)}: unreadable: {problem}")
+        self.report.counts["readability_checked"] = checked
+
     def check_scene_refs(self) -> None:
         if not self.scenes_ok:
             return
@@ -506,6 +519,7 @@ def validate_dataset(
     audit.check_checksums()
     audit.check_depth()
     audit.check_groups()
+    audit.check_readability()
     audit.check_scene_refs()
     audit.check_manifest_consistency()
     if derive_answers:

@@ -8,9 +8,10 @@ alone and parallel workers reproduce a serial run exactly.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import Renderer
     from perspecta.world.scene import Scene
+
+
+T = TypeVar("T")
+
+DIFFICULTIES = ("easy", "standard", "hard")
 
 
 def stable_key(text: str) -> int:
@@ -62,6 +68,7 @@ class TaskContext:
     config: dict[str, Any] = field(default_factory=dict)
     scenes: list[Scene] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
+    knobs: dict[str, Any] = field(default_factory=dict)
     with_depth: bool = False  # also store each saved view's ground-truth depth (generate --with-depth)
     depths: dict[str, str] = field(default_factory=dict)  # image -> depth file (with_depth only)
     no_depth: dict[str, str] = field(default_factory=dict)  # image -> why it has no depth file
@@ -80,6 +87,30 @@ class TaskContext:
         seed, never on ``rng``, so adding splits does not change any scene; and since a
         unit owns its images, splits are disjoint by image."""
         return split_for_seed(self.seed, self.config.get("splits"))
+
+    @property
+    def difficulty(self) -> str:
+        """The preset this dataset is generated at (``--difficulty``, default standard)."""
+        return str(self.config.get("difficulty", "standard"))
+
+    def knob(self, name: str, presets: Mapping[str, T]) -> T:
+        """The value of difficulty knob ``name`` for this unit, recorded for its items.
+
+        Precedence: a ``--sweep name=a:b:n`` (unit *i* takes the *i* mod n-th value, so
+        the dataset spans the knob evenly), then a ``--suite-config suite.name=value``
+        override, then ``presets[difficulty]``. Every value read is stored in the items'
+        ``metadata["knobs"]``, which is what psychometric curves are fitted against.
+        """
+        sweep = self.config.get("sweep")
+        if sweep and sweep["knob"] == name:
+            values = sweep["values"]
+            value: Any = values[self.index % len(values)]
+        elif name in self.config:
+            value = self.config[name]
+        else:
+            value = presets[self.difficulty]
+        self.knobs[name] = value
+        return value
 
     @property
     def scene_prefix(self) -> str:
