@@ -64,12 +64,13 @@ _OUT = typer.Option(..., "--out", "-o", help="New folder for the adapter, proces
 _MODEL = typer.Option(None, "--model", help="Base model (hub id or path); default: the preset's.")
 _SUITE = typer.Option(None, "--suite", "-s", help="Train on these suites only (default: the preset's).")
 _TASK = typer.Option(None, "--task", "-t", help="Train on these suite/task keys only (default: the preset's).")
+_PRESET = typer.Option(..., "--preset", help="Recipe, e.g. tiny-sft or <suite>/<name> (see perspecta train presets).")
 _SET = typer.Option(None, "--set", help="Override a setting, e.g. --set max_steps=100 --set learning_rate=5e-5.")
 
 
 @train_app.command("sft")
 def sft_command(dataset: Path = _DATASET, out: Path = _OUT,
-                preset: str = typer.Option("dori/lora-sft", "--preset", help="Recipe (perspecta train presets)."),
+                preset: str = _PRESET,
                 model: Optional[str] = _MODEL, suite: Optional[list[str]] = _SUITE,
                 task: Optional[list[str]] = _TASK, settings: Optional[list[str]] = _SET) -> None:
     """Supervised fine-tuning with a LoRA adapter (TRL SFTTrainer + peft); loss on the answer only."""
@@ -78,7 +79,7 @@ def sft_command(dataset: Path = _DATASET, out: Path = _OUT,
 
 @train_app.command("grpo")
 def grpo_command(dataset: Path = _DATASET, out: Path = _OUT,
-                 preset: str = typer.Option("pcsr/grpo", "--preset", help="Recipe (perspecta train presets)."),
+                 preset: str = _PRESET,
                  model: Optional[str] = _MODEL, suite: Optional[list[str]] = _SUITE,
                  task: Optional[list[str]] = _TASK, settings: Optional[list[str]] = _SET) -> None:
     """GRPO (TRL GRPOTrainer) with each suite's rewards: answer accuracy, format, PCSR reasoning."""
