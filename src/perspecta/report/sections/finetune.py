@@ -128,18 +128,20 @@ def build(ctx: Context) -> Section:
         for mode in sorted({r["prompt_mode"] for r in ctx.runs if r["model"] == m}):
             t_run, b_run = by_key[(m, mode)], by_key.get((base, mode)) if base else None
             tasks = sorted(t_run["by_task"])
+            cols = _columns(t_run, tasks)
             per_task = Table(f"finetune-tasks-{len(sec.blocks)}",
                              f"{m} [{mode}] vs base: accuracy % per task (DORI Table 12 style)",
-                             ["model", *[f"{t} ({_relation(t, training)})" for t in tasks], "Avg"])
+                             ["model", *[f"{label} ({_relation(task, training)})" for _, _, task, label in cols], "Avg"])
             rows = [("base", b_run), ("tuned", t_run)] if b_run else [("tuned", t_run)]
             for label, run in rows:
-                accs = [run["by_task"].get(t, {}).get("accuracy") for t in tasks]
+                accs = [run[level].get(key, {}).get("accuracy") for level, key, _, _ in cols]
                 vals = [a for a in accs if a is not None]
                 per_task.rows.append([f"{label}: {run['model']}", *[pct(a) for a in accs],
                                       pct(float(np.mean(vals))) if vals else DASH])
             if b_run:
-                deltas = [(t_run["by_task"][t]["accuracy"] - b_run["by_task"][t]["accuracy"])
-                          if _comparable(t_run["by_task"].get(t), b_run["by_task"].get(t)) else None for t in tasks]
+                deltas = [(t_run[level][key]["accuracy"] - b_run[level][key]["accuracy"])
+                          if _comparable(t_run[level].get(key), b_run[level].get(key)) else None
+                          for level, key, _, _ in cols]
                 shown = [d for d in deltas if d is not None]
                 per_task.rows.append(["Δ (pp)", *[signed(None if d is None else 100 * d, 1) for d in deltas],
                                       signed(100 * float(np.mean(shown)), 1) if shown else DASH])
@@ -157,6 +159,22 @@ def build(ctx: Context) -> Section:
                                       pct_ci(t_blk["accuracy"], t_blk["ci95"]), delta])
     sec.blocks.append(transfer)
     return sec
+
+
+def _columns(run: dict[str, Any], tasks: list[str]) -> list[tuple[str, str, str, str]]:
+    """(summary level, key, task, header) per column: the task, or its subtypes for a suite that
+    declares ``FINETUNE_TABLE_LEVEL = "subtype"`` (DORI: coarse and granular, as Table 12)."""
+    from perspecta.suites.registry import suite_setting
+
+    cols = []
+    for t in tasks:
+        subs = sorted(k for k in run["by_subtype"] if k.startswith(t + "/"))
+        if subs and suite_setting(t.split("/", 1)[0], "FINETUNE_TABLE_LEVEL", "task") == "subtype":
+            task_name = t.split("/", 1)[1]
+            cols += [("by_subtype", k, t, f"{t} {k.rsplit('/', 1)[1].removeprefix(task_name + '_')}") for k in subs]
+        else:
+            cols.append(("by_task", t, t, t))
+    return cols
 
 
 def _pool(run: dict[str, Any], tasks: list[str]) -> dict[str, Any]:

@@ -18,3 +18,6 @@ from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
     viewer_scene,
 )
 from perspecta.suites.dori.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
+
+# the report's fine-tuning table shows coarse and granular apart, as DORI's Table 12 does
+FINETUNE_TABLE_LEVEL = "subtype"
