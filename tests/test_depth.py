@@ -36,8 +36,13 @@ def test_depth_maps_are_stored_checked_and_match_the_render(with_depth: Path, tm
     depth = manifest["depth"]
     items = [json.loads(x) for x in (with_depth / "items.jsonl").read_text().splitlines()]
     images = {p for it in items for p in it["images"]}
-    assert set(depth["files"]) | set(depth["without"]) == images
-    assert set(depth["without"]) == {p for p in images if "/pos_c/" in p}  # the 3x3 grid is a composite
+    assert set(depth["files"]) == images and depth["without"] == {}
+    grid = next(v for k, v in depth["files"].items() if "/pos_c/" in k)  # three renders in a 3x3 black grid
+    grid_m = decode(read_codes(with_depth / grid))
+    cell = grid_m.shape[0] // 3
+    filled = [np.isfinite(grid_m[r * cell:(r + 1) * cell, c * cell:(c + 1) * cell]).mean() > 0.3
+              for r in range(3) for c in range(3)]
+    assert sum(filled) == 3  # depth in the three picture cells, "no surface" in the black ones
     assert manifest["config"]["with_depth"] is True and "--with-depth" in manifest["created_by_command"]
     for image, rel in depth["files"].items():
         codes = read_codes(with_depth / rel)
@@ -143,7 +148,13 @@ def test_render_log_finds_the_render_behind_an_annotated_repainted_or_turned_ima
     depth, why = log.depth_for(turned)
     assert why == "" and np.array_equal(depth, np.rot90(target.depth, 1))
     assert np.array_equal(log.depth_for(renders[2].rgb)[0], renders[2].depth)
-    grid = np.zeros((32, 32, 3), dtype=np.uint8)
-    grid[:16, :16] = renders[0].rgb[::2, ::2]  # a composite of scaled views matches no render
+    collage = np.zeros((32, 32, 3), dtype=np.uint8)
+    collage[:16, :16] = renders[0].rgb[::2, ::2]  # a collage of scaled views matches no render
+    depth, why = log.depth_for(collage)
+    assert depth is None and "collage" in why
+    grid = np.zeros((96, 96, 3), dtype=np.uint8)  # whole renders in cells of a black 3x3 grid
+    grid[:32, 32:64], grid[64:, :32] = renders[0].rgb, renders[2].rgb
+    grid[1:4, 33:36] = 255  # a tag in the cell's corner
     depth, why = log.depth_for(grid)
-    assert depth is None and "composite" in why
+    assert why == "" and np.array_equal(depth[:32, 32:64], renders[0].depth)
+    assert np.array_equal(depth[64:, :32], renders[2].depth) and np.isinf(depth[:32, :32]).all()

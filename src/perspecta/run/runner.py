@@ -143,7 +143,7 @@ def _check_depth(items: list[Item], ds: EvalDataset) -> None:
                 lacking[f"{it.suite}/{it.task}"] += 1
     if lacking:
         raise MissingDepthError(f"{ds.root}: --input depth-concat: {sum(lacking.values())} images have no depth map "
-                                f"(composites of several views; manifest 'depth.without'), in "
+                                f"(not renders, e.g. collages of scaled views; manifest 'depth.without'), in "
                                 + ", ".join(f"{k} ({v})" for k, v in sorted(lacking.items()))
                                 + "; leave those tasks out (--suite)")
 

@@ -8,8 +8,10 @@ orientation). So a render matches when, after one of the eight flips/quarter tur
 *surface* pixels (finite depth) are nearly all equal to the saved image; among matches the
 one agreeing on most surface pixels, then on most pixels overall, wins (a scene rendered
 with and without distractors differs exactly where the distractors are). The depth is
-transformed the same way. An image that matches no render — a composite of several
-views, such as a grid — gets no depth file, and the reason is recorded in the manifest.
+transformed the same way. A grid of unscaled renders on a plain background (LRR's 3x3
+composite) gets the renders' depths in their cells and "no surface" elsewhere. Any
+other image — e.g. views scaled into a collage — gets no depth file, and the reason is
+recorded in the manifest.
 """
 
 from __future__ import annotations
@@ -74,5 +76,38 @@ class RenderLog:
                 if score == (1.0, 1.0):
                     return np.ascontiguousarray(found), ""
         if found is None:
-            return None, "not a single render (e.g. a composite of several views)"
+            grid = self._grid(rgb)
+            if grid is None:
+                return None, "not a render or a grid of unscaled renders (e.g. a collage of scaled views)"
+            return grid, ""
         return np.ascontiguousarray(found), ""
+
+    def _grid(self, rgb: np.ndarray) -> np.ndarray | None:
+        """Depth of ``rgb`` as a grid of whole renders on a uniform background, else None.
+        Each cell takes the render agreeing best with it (as :meth:`depth_for` does)."""
+        height, width = rgb.shape[:2]
+        best: dict[tuple[int, int, int, int], tuple[tuple[float, float], np.ndarray]] = {}
+        for r_rgb, r_depth in self._renders:
+            h, w = r_rgb.shape[:2]
+            if r_rgb.shape[2:] != rgb.shape[2:] or (h, w) == (height, width) or h > height or w > width:
+                continue
+            surface = np.isfinite(r_depth)
+            if not surface.any():
+                continue
+            for y in range(0, height - h + 1, h):
+                for x in range(0, width - w + 1, w):
+                    same = np.all(rgb[y:y + h, x:x + w] == r_rgb, axis=-1)
+                    score = (float(same[surface].mean()), float(same.mean()))
+                    if min(score) >= MIN_SURFACE_AGREEMENT and score > best.get((y, x, h, w), ((0.0, 0.0), None))[0]:
+                        best[(y, x, h, w)] = (score, r_depth)
+        depth = np.full((height, width), np.inf, dtype=np.float32)
+        covered = np.zeros((height, width), dtype=bool)
+        for (y, x, h, w), (_, r_depth) in sorted(best.items()):
+            if covered[y:y + h, x:x + w].any():
+                return None  # overlapping matches: not a clean grid
+            depth[y:y + h, x:x + w] = r_depth
+            covered[y:y + h, x:x + w] = True
+        rest = rgb[~covered]
+        if len(best) < 2 or (len(rest) and not np.all(rest == rest[0])):
+            return None
+        return depth
