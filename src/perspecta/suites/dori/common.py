@@ -71,6 +71,25 @@ MAX_ATTEMPTS = 30  # resampling budget of one item before the unit fails loudly
 DARK_LUMINANCE = 40.0  # mean 0-255 luminance under which a target reads as a silhouette
 
 
+# difficulty knob -> {preset: value}, read through :func:`knob` (values land in
+# item.metadata["knobs"]); docs/suites.md says what each does and how standard was set
+PRESETS: dict[str, dict[str, float]] = {
+    "camera_elevation_max_deg": {"easy": 25.0, "standard": 40.0, "hard": 55.0},
+    "object_fill": {"easy": 0.7, "standard": 0.6, "hard": 0.5},
+    "bin_margin_frac": {"easy": 0.4, "standard": 0.25, "hard": 0.25},
+    "n_distractors": {"easy": 0, "standard": 1, "hard": 3},
+    "n_street_distractors": {"easy": 0, "standard": 2, "hard": 4},
+    "min_turn_deg": {"easy": 60.0, "standard": 30.0, "hard": 15.0},
+    "pair_jitter": {"easy": 0.04, "standard": 0.06, "hard": 0.08},
+    "start_facing_max_deg": {"easy": 65.0, "standard": 110.0, "hard": 160.0},
+}
+
+
+def knob(ctx: TaskContext, name: str) -> float:
+    """The value of DORI difficulty knob ``name`` for this unit (see :data:`PRESETS`)."""
+    return float(ctx.knob(name, PRESETS[name]))
+
+
 class Unreadable(RuntimeError):
     """A drawn scene breaks a readability contract; the caller draws the next one."""
 
@@ -337,10 +356,10 @@ def studio_knobs(ctx: TaskContext, skip: Any = ()) -> dict[str, Any]:
     target ends up too small are redrawn)."""
     out: dict[str, Any] = {}
     if "elevation_range" not in skip:
-        el_max = float(ctx.knob("camera_elevation_max_deg", {"easy": 25.0, "standard": 40.0, "hard": 55.0}))
+        el_max = float(knob(ctx, "camera_elevation_max_deg"))
         out["elevation_range"] = (5.0, max(5.0, el_max))
     if "fill" not in skip:
-        fill = float(ctx.knob("object_fill", {"easy": 0.7, "standard": 0.6, "hard": 0.5}))
+        fill = float(knob(ctx, "object_fill"))
         out["fill"] = (max(0.2, fill - 0.1), min(0.95, fill + 0.1))
     if "n_distractors" not in skip:
         out["n_distractors"] = n_distractors(ctx)
@@ -351,12 +370,12 @@ def margin_frac(ctx: TaskContext) -> float:
     """Share of a bin's width every drawn angle keeps from the bin's edges: the
     readability floor (1/4) at standard and hard, more room at easy."""
     return max(readability.DEFAULT_CONTRACT.min_bin_margin_frac,
-               float(ctx.knob("bin_margin_frac", {"easy": 0.4, "standard": 0.25, "hard": 0.25})))
+               float(knob(ctx, "bin_margin_frac")))
 
 
 def n_distractors(ctx: TaskContext) -> int:
     """Other objects standing around the target (the paper's scenes are cluttered)."""
-    return int(ctx.knob("n_distractors", {"easy": 0, "standard": 1, "hard": 3}))
+    return int(knob(ctx, "n_distractors"))
 
 
 # what may stand behind a studio target: everyday things of a similar size

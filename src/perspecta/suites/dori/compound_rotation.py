@@ -31,6 +31,7 @@ from perspecta.suites.dori.common import (
     ROUND_REAL,
     balanced_class,
     check_readable,
+    knob,
     label_for,
     make_item,
     object_factors,
@@ -42,6 +43,7 @@ from perspecta.suites.dori.common import (
     studio_scene,
 )
 from perspecta.suites.dori.viewer_scene import pair_jitter
+from perspecta.world import readability
 from perspecta.world.samplers.common import fit_distance, orbit_camera
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
@@ -56,7 +58,12 @@ COARSE = {
     "horizontal_axis_only": "Only a tip about the horizontal axis",
     "both": "Both a turn about the vertical axis and a tip about the horizontal axis",
 }
-COARSE_STEPS = tuple(range(45, 360, 45))
+H_STEPS = tuple(range(45, 360, 45))  # coarse turns: any multiple of 45 degrees
+V_STEPS = (90, 180, 270)  # coarse tips: the object lies or stands on its head, never leans on an edge
+# a tip about the camera's left-right axis shows only through foreshortening from eye
+# level, so the camera looks down on the object; and both poses must be large
+ELEVATION = (25.0, 50.0)
+CONTRACT = readability.Contract(min_pixels=3000, min_box_side=80, min_box_short=40)
 H_VALUES = (0, 90, 180, 270)
 V_VALUES = (0, 90, 180)
 PAIRS = [(h, v) for h in H_VALUES for v in V_VALUES if (h, v) != (0, 0)]
@@ -205,21 +212,20 @@ def _reframe(scene: Scene) -> None:
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
     k = balanced_class(ctx, len(COARSE) if coarse else len(PAIRS), granularity)
-    start_max = float(ctx.knob("start_facing_max_deg", {"easy": 65.0, "standard": 110.0, "hard": 160.0}))
+    start_max = float(knob(ctx, "start_facing_max_deg"))
     return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, start_max, attempt), f"{TASK} {granularity}")
 
 
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float, attempt: int) -> Item:
     coarse = granularity == "coarse"
     asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS)
-    scene = studio_scene(ctx, asset, granularity, n_distractors=0)
+    scene = studio_scene(ctx, asset, granularity, n_distractors=0, elevation_range=ELEVATION)
     if k is None:
         h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
     elif coarse:
         key = list(COARSE)[k]
-        step = lambda: int(COARSE_STEPS[int(ctx.rng.integers(len(COARSE_STEPS)))])
-        h = 0 if key in ("none", "horizontal_axis_only") else step()
-        v = 0 if key in ("none", "vertical_axis_only") else step()
+        h = 0 if key in ("none", "horizontal_axis_only") else int(H_STEPS[int(ctx.rng.integers(len(H_STEPS)))])
+        v = 0 if key in ("none", "vertical_axis_only") else int(V_STEPS[int(ctx.rng.integers(len(V_STEPS)))])
     else:
         h, v = PAIRS[k]
     # start turned 25..start_max degrees to a side, so the front and a side both show
@@ -232,7 +238,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
     scene.objects.append(after)
     _reframe(scene)
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
-    record = check_readable({"objects": objects})
+    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict()})
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:

@@ -24,6 +24,7 @@ from perspecta.suites.dori.common import (
     CONTROL_CATEGORIES,
     balanced_class,
     check_readable,
+    knob,
     dark_check,
     draw_tag,
     image_size,
@@ -76,6 +77,9 @@ GRANULAR: list[tuple[str, str, float, float, float, float]] = [
     ("either", "About 180 degrees, either direction", 135.0, 180.0, 135.0, 225.0),
 ]
 MAX_TRIES = 40
+# stricter than the default floor: a street object's front (a face, headlights) must be
+# legible, which 600 px do not guarantee for a person seen from afar
+CONTRACT = readability.Contract(min_pixels=1500, min_box_side=60, min_box_short=24)
 
 
 def coarse_text(a_obj: Any, b_obj: Any) -> str:
@@ -158,7 +162,7 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int) -> S
             scene = sample_clutter(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{granularity}", seed=ctx.seed,
                                    style="street", object_categories=cats + extra,
                                    image_size=image_size(ctx), min_visible=0.8,
-                                   min_pixels=float(readability.DEFAULT_CONTRACT.min_box_side))
+                                   min_pixels=float(CONTRACT.min_box_side))
         except SamplingError:
             continue
         if k is not None:
@@ -176,7 +180,7 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int) -> S
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
     k = balanced_class(ctx, len(COARSE) if coarse else len(GRANULAR), granularity)
-    n_extra = int(ctx.knob("n_distractors", {"easy": 0, "standard": 2, "hard": 4}))
+    n_extra = int(knob(ctx, "n_street_distractors"))
     return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, n_extra, attempt), f"{TASK} {granularity}")
 
 
@@ -192,7 +196,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, at
     marks = readability.overlay_mask(result.rgb, rgb)
     objects = {name: {**readability.object_facts(result.instance, idx + 1, marks), "luminance": luminance[name]}
                for idx, name in ((0, "A"), (1, "B"))}
-    record: dict[str, Any] = {"objects": objects}
+    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict()}
     if k is not None:
         record["bin_margin"] = _margin(scene, granularity)
     check_readable(record)

@@ -25,6 +25,7 @@ from perspecta.suites.dori.common import (
     ROUND_REAL,
     balanced_class,
     check_readable,
+    knob,
     label_for,
     make_item,
     object_factors,
@@ -89,13 +90,13 @@ STEPS = [
 
 def pair_jitter(ctx: TaskContext) -> float:
     """Relative zoom / re-aim of the second camera (a nuisance, never the answer)."""
-    return float(ctx.knob("pair_jitter", {"easy": 0.04, "standard": 0.06, "hard": 0.08}))
+    return float(knob(ctx, "pair_jitter"))
 
 
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
     k = balanced_class(ctx, len(COARSE) if coarse else len(GRANULAR_DEG), granularity)
-    min_turn = float(ctx.knob("min_turn_deg", {"easy": 60.0, "standard": 30.0, "hard": 15.0})) if coarse else 0.0
+    min_turn = float(knob(ctx, "min_turn_deg")) if coarse else 0.0
     return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, min_turn, attempt), f"{TASK} {granularity}")
 
 
