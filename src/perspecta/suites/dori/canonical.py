@@ -205,7 +205,8 @@ def _render(ctx: TaskContext, granularity: str, control: bool) -> tuple[Scene, A
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
     k = balanced_class(ctx, len(COARSE) if coarse else 4, granularity)
-    scene, asset, rgb, record = resample(ctx, lambda _a: _render(ctx, granularity, control=k is None),
+    drawn: list[int] = []
+    scene, asset, rgb, record = resample(ctx, lambda a: drawn.append(a) or _render(ctx, granularity, control=k is None),
                                          f"{TASK} {granularity}")
     ctx.add_scene(scene)
     if coarse:
@@ -248,6 +249,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "frame_of_reference": "image",
         "camera": scene.camera("main").metadata(),
         "readability": record,
+        "attempts": len(drawn),
     }
     answer = CANNOT_DETERMINE if k is None else (
         COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))

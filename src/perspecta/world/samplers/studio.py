@@ -135,7 +135,7 @@ def _distractors(
         return []
     size = max(target.size)
     pool = [a for a in library.all() if (categories is None or a.category in categories)
-            and 0.5 * size <= max(a.size) <= 2.0 * size]
+            and a.asset_id != target.asset_id and 0.5 * size <= max(a.size) <= 2.0 * size]
     if not pool:
         return []
     t = np.asarray(target.pose.position[:2], dtype=float)
