@@ -139,3 +139,20 @@ def test_every_pair_differs_in_nuisance_not_only_rotated_ones(lib: AssetLibrary,
         assert it.metadata["second_image"]["light"] and it.metadata["readability"]["objects"]
     feats = audit_features(items[0].to_dict())
     assert feats["primitive"] in ("yes", "no") and feats["n_images"] == 2.0
+
+
+def test_studio_distractors_stand_behind_and_clear_of_the_target(lib: AssetLibrary) -> None:
+    for seed in range(5):
+        scene = sample_studio(np.random.default_rng(seed), lib, scene_id="d", seed=seed, asset_id="proc:person",
+                              image_size=128, n_distractors=3, distractor_categories=("chair", "person", "plant"))
+        target, cam = scene.objects[0], scene.camera("main")
+        to_target = np.asarray(target.pose.position[:2]) - np.asarray(cam.position[:2])
+        reach = 0.5 * float(np.hypot(target.size[0], target.size[1]))
+        assert len(scene.objects) >= 2 and [o.id for o in scene.objects][0] == "obj0"
+        for d in scene.objects[1:]:
+            rel = np.asarray(d.pose.position[:2]) - np.asarray(target.pose.position[:2])
+            assert float(rel @ to_target) > 0  # farther from the camera than the target: it cannot hide it
+            assert float(np.linalg.norm(rel)) > reach + 0.5 * float(np.hypot(d.size[0], d.size[1]))
+            assert d.asset_id != target.asset_id
+    plain = sample_studio(np.random.default_rng(0), lib, scene_id="p", seed=0, asset_id="proc:person", image_size=128)
+    assert len(plain.objects) == 1  # the default draws nothing extra (other suites' bytes unchanged)
