@@ -156,3 +156,18 @@ def test_studio_distractors_stand_behind_and_clear_of_the_target(lib: AssetLibra
             assert d.asset_id != target.asset_id
     plain = sample_studio(np.random.default_rng(0), lib, scene_id="p", seed=0, asset_id="proc:person", image_size=128)
     assert len(plain.objects) == 1  # the default draws nothing extra (other suites' bytes unchanged)
+
+
+def test_the_answer_letter_is_stratified_too(lib: AssetLibrary, tmp_path: Path) -> None:
+    from perspecta.suites.dori.common import shuffled
+
+    texts = ["w", "x", "y", "z"]
+    letters = []
+    for i in range(12):
+        opts = shuffled(ctx_for(lib, None, tmp_path, "view_parallelism", i), texts, "y", "coarse")
+        assert sorted(o.text for o in opts) == texts
+        letters.append(next(o.label for o in opts if o.text == "y"))
+    for b in range(3):
+        assert sorted(letters[4 * b:4 * b + 4]) == ["A", "B", "C", "D"]
+    with pytest.raises(ValueError, match="not among"):
+        shuffled(ctx_for(lib, None, tmp_path, "view_parallelism", 0), texts, "q", "coarse")

@@ -238,7 +238,9 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                     "A car standing on its roof: rotate 180 degrees (or flip vertically).",
                     "An object that looks the same in every orientation: Cannot be determined."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    answer = CANNOT_DETERMINE if k is None else (
+        COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
+    options = shuffled(ctx, list(values), answer, granularity)
     transform = list(inverse(list(g)))
     image = ctx.save_image(apply(rgb, transform), granularity)
     meta = {
@@ -251,8 +253,6 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "readability": record,
         "attempts": len(drawn),
     }
-    answer = CANNOT_DETERMINE if k is None else (
-        COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
                      options=options, answer_text=answer, values=values, metadata=meta)

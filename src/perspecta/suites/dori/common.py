@@ -195,9 +195,17 @@ def inside(ctx: TaskContext, lo: float, hi: float, margin: float) -> float:
     return float(ctx.rng.uniform(lo + margin, hi - margin))
 
 
-def shuffled(ctx: TaskContext, texts: Sequence[str]) -> list[Option]:
-    order = ctx.rng.permutation(len(texts))
-    return letter_options([texts[int(i)] for i in order])
+def shuffled(ctx: TaskContext, texts: Sequence[str], answer: str, stream: str) -> list[Option]:
+    """Options in random order, except that the answer's letter is stratified over units
+    like the answer class (:func:`balanced_class`), so every letter is the key equally
+    often per task and granularity: the letter says nothing about the answer."""
+    if answer not in texts:
+        raise ValueError(f"the answer {answer!r} is not among the options {list(texts)}")
+    rest = [t for t in texts if t != answer]
+    order = [rest[int(i)] for i in ctx.rng.permutation(len(rest))]
+    pos = balanced_class(ctx, len(texts) - 1, f"letter-{stream}")
+    order.insert(len(texts) - 1 if pos is None else pos, answer)
+    return letter_options(order)
 
 
 def label_for(item: Item, text: str) -> str:

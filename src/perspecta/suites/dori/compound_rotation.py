@@ -261,7 +261,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
                      "vertical axis, then 0 degrees about the horizontal axis.")]
         offered = list(values)
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, offered + [CANNOT_DETERMINE])
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, offered + [CANNOT_DETERMINE], truth, granularity)
     meta = {
         **object_factors(scene, asset),
         "pose_before": {"yaw": before.pose.yaw, "pitch": 0.0, "roll": 0.0},
@@ -277,7 +278,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=images,
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="A turn about the vertical axis then a tip, between two images")

@@ -160,7 +160,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
                     ("A chair with its back to the camera, seat opening turned a little to the right: 135 to 180 "
                      "degrees, front toward the image right.")]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    options = shuffled(ctx, list(values), truth, granularity)
     obj = scene.object("obj0")
     meta = {
         **object_factors(scene, asset),

@@ -225,7 +225,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, at
                     "A is directly to B's left: 46 to 90 degrees counter-clockwise.",
                     "A is right behind B: about 180 degrees, either direction."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, list(values), truth, granularity)
     meta = {
         "category": a.category,
         "category_b": b.category,
@@ -250,7 +251,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, at
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="Relative orientation of two marked objects, from their own view")

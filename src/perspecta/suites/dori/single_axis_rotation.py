@@ -142,7 +142,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
                     "Front pointing to the image left: 270 degrees clockwise.",
                     "Back to the camera: 180 degrees clockwise."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, list(values), truth, granularity)
     obj = scene.object("obj0")
     meta = {
         **object_factors(scene, asset),
@@ -158,7 +159,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="Turn about the vertical axis that makes an object face the camera")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from perspecta.dataset.item import Item, Option, letter_options
+from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
     balanced_class,
@@ -24,6 +24,7 @@ from perspecta.suites.dori.common import (
     pick_target,
     render_boxed,
     resample,
+    shuffled,
     signed_bin_margin,
     studio_scene,
 )
@@ -76,11 +77,6 @@ def _yaw_for_angle(scene: Scene, angle: float, sign: float) -> float:
     fwd = scene.camera("main").forward()
     base = math.degrees(math.atan2(-fwd[1], -fwd[0]))  # direction back toward the camera
     return base + sign * angle
-
-
-def _options(ctx: TaskContext, texts: list[str]) -> list[Option]:
-    order = ctx.rng.permutation(len(texts))
-    return letter_options([texts[i] for i in order])
 
 
 def _angle_for(ctx: TaskContext, k: int) -> float:
@@ -164,7 +160,7 @@ def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
              "A chair with its back to the camera: 135 to 180 degrees."],
         ),
     ):
-        options = _options(ctx, texts)
+        options = shuffled(ctx, texts, answer_text, granularity)
         values: dict[str, Any] = {CANNOT_DETERMINE: None}
         for lo, hi, c, g in BINS:
             values[c if granularity == "coarse" else g] = [lo, hi]

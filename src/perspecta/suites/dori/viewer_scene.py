@@ -132,7 +132,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float,
                     "Facing the camera, then with its front toward the image left: 90 degrees clockwise.",
                     "Facing the camera, then with its back to the camera: 180 degrees clockwise."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, list(values), truth, granularity)
     meta = {
         **object_factors(scene, asset),
         "yaw_before": before.pose.yaw,
@@ -146,7 +147,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=images,
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="Turn of an object about the vertical axis between two images")
