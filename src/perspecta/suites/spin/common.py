@@ -90,8 +90,17 @@ def frame_scene(scene: Scene, object_ids: Sequence[str]) -> Scene:
     return dataclasses.replace(scene, objects=objs)
 
 
-def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any]) -> RenderResult:
-    return ctx.renderer.render(frame_scene(scene, spec["objects"]), scene.camera(spec["camera"]))
+MEASURE_SIDE = 256  # mask-only renders (visible fractions) need no more pixels than this
+
+
+def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any], *, measure: bool = False) -> RenderResult:
+    """Render one frame; ``measure`` renders at most MEASURE_SIDE px wide, for masks
+    whose ratios (visible fractions) do not depend on the resolution."""
+    cam = scene.camera(spec["camera"])
+    if measure and cam.width > MEASURE_SIDE:
+        f = MEASURE_SIDE / cam.width
+        cam = dataclasses.replace(cam, width=MEASURE_SIDE, height=max(1, round(cam.height * f)))
+    return ctx.renderer.render(frame_scene(scene, spec["objects"]), cam)
 
 
 def frames_of(item: Item) -> list[dict[str, Any]]:
@@ -247,9 +256,10 @@ def solo_fraction(ctx: TaskContext, scene: Scene, camera: str, object_ids: Seque
     from perspecta.world.oracle import visible_fraction
 
     ids = list(object_ids)
+    measure = full is None  # the solo render must match the full one's resolution
     if full is None:
-        full = render_frame(ctx, scene, frame(camera, ids))
-    solo = render_frame(ctx, scene, frame(camera, [target]))
+        full = render_frame(ctx, scene, frame(camera, ids), measure=True)
+    solo = render_frame(ctx, scene, frame(camera, [target]), measure=measure)
     return float(visible_fraction(full.instance, solo.instance > 0, ids.index(target)))
 
 

@@ -134,13 +134,13 @@ def _add_occluder(ctx: TaskContext, scene: Scene, target: SceneObject, camera: C
 
 def _occlusion(ctx: TaskContext, scene: Scene, camera: str, ids: list[str], occluder: str | None) -> tuple[float, dict[str, float]]:
     """Lowest mask-visible fraction among the scene's own objects (not the occluder) in ``camera``."""
-    full = render_frame(ctx, scene, frame(camera, ids))
+    full = render_frame(ctx, scene, frame(camera, ids), measure=True)
     fr = {}
     sup = support_of(scene)
     for k, i in enumerate(ids):
         if i == occluder or (sup is not None and i == sup.id):
             continue
-        solo = render_frame(ctx, scene, frame(camera, [i]))
+        solo = render_frame(ctx, scene, frame(camera, [i]), measure=True)
         fr[i] = float(oracle.visible_fraction(full.instance, solo.instance > 0, k))
     return min(fr.values()), fr
 

@@ -47,6 +47,7 @@ from perspecta.world.samplers import (
     visibility,
 )
 from perspecta.world.samplers.clutter import TABLETOP_SIZES, on_support, placed_objects, tabletop_assets
+from perspecta.world.readability import DEFAULT_CONTRACT
 from perspecta.world.scene import Camera, Scene, SceneObject
 
 GROUNDING, TRANSLATION = "relation_grounding", "dynamic_translation"
@@ -170,18 +171,22 @@ MIN_NAMED_PX = 26.0 / 256  # a named object's projected box spans at least this 
 
 
 def named_size_ok(scene: Scene, objs: list[SceneObject], camera: str = "main", min_px: float = MIN_NAMED_PX) -> bool:
+    """A cheap pre-filter before rendering: the projected bbox of every named object is at
+    least ``min_px`` of the image width and comfortably above the readability contract's
+    box side (bboxes enclose the mesh, so the mask box is smaller)."""
     cam = scene.camera(camera)
+    floor = max(min_px * cam.width, 1.4 * DEFAULT_CONTRACT.min_box_side)
     vis = {v.object_id: v for v in visibility(placed_objects(scene), cam)}
-    return all(max(vis[o.id].box[2] - vis[o.id].box[0], vis[o.id].box[3] - vis[o.id].box[1]) >= min_px * cam.width
+    return all(max(vis[o.id].box[2] - vis[o.id].box[0], vis[o.id].box[3] - vis[o.id].box[1]) >= floor
                for o in objs)
 
 
 def masked_visible(ctx: TaskContext, scene: Scene, camera: str, targets: list[str]) -> dict[str, float]:
     ids = [o.id for o in scene.objects]
-    full = render_frame(ctx, scene, frame(camera, ids))
+    full = render_frame(ctx, scene, frame(camera, ids), measure=True)
     out = {}
     for t in targets:
-        solo = render_frame(ctx, scene, frame(camera, [t]))
+        solo = render_frame(ctx, scene, frame(camera, [t]), measure=True)
         out[t] = float(oracle.visible_fraction(full.instance, solo.instance > 0, ids.index(t)))
     return out
 
