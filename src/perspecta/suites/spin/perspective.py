@@ -73,13 +73,14 @@ LEVEL_NAMES = {"none": "no", "partial": "partial", "full": "full"}  # the paper'
 MAX_LEVEL_TRIES = 4
 
 
-def view_camera(scene: Scene, view: str, name: str) -> Camera:
-    """The camera orbiting the reference camera's look-at point to ``view``."""
+def view_camera(scene: Scene, view: str, name: str, *, az_jitter: float = 0.0, el_change: float = 0.0) -> Camera:
+    """The camera orbiting the reference camera's look-at point to ``view`` (give or take
+    ``az_jitter`` degrees of azimuth, and ``el_change`` degrees higher or lower)."""
     ref = scene.camera("main")
     off = np.asarray(ref.position, dtype=float) - np.asarray(ref.look_at, dtype=float)
     dist = float(np.linalg.norm(off))
-    el = float(np.degrees(np.arcsin(off[2] / dist)))
-    az = camera_azimuth(scene, "main") + VIEW_OFFSET[view]
+    el = float(np.clip(np.degrees(np.arcsin(off[2] / dist)) + el_change, 15.0, 70.0))
+    az = camera_azimuth(scene, "main") + VIEW_OFFSET[view] + az_jitter
     return orbit_camera(ref.look_at, dist, az % 360.0, el, fov_y=ref.fov_y, width=ref.width, height=ref.height, name=name)
 
 
@@ -152,11 +153,17 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     asked = st.draw("view", VIEWS)
     want = st.draw("occlusion", LEVELS)
     slot = st.draw("letter", (0, 1, 2))
+    # candidate views off the exact quarter turns and at another height than the reference
+    jitter = float(ctx.knob("view_jitter_deg", {"easy": 0.0, "standard": 10.0, "hard": 15.0}))
+    el_change = float(ctx.knob("view_elevation_change_deg", {"easy": 0.0, "standard": 10.0, "hard": 20.0}))
+    if not 0.0 <= jitter <= 15.0:
+        raise ValueError(f"view_jitter_deg must be in [0, 15] (views are told apart within 20 degrees), got {jitter}")
     for _attempt in range(MAX_LEVEL_TRIES):  # steer toward the requested level; keep the measured one
         scene = tabletop(ctx)
         order = [VIEWS[i] for i in placed_order(ctx, 3, VIEWS.index(asked), slot)]
         for i, v in enumerate(order):
-            scene.cameras.append(view_camera(scene, v, f"cand{i}"))
+            scene.cameras.append(view_camera(scene, v, f"cand{i}", az_jitter=float(ctx.rng.uniform(-jitter, jitter)),
+                                             el_change=float(ctx.rng.uniform(-el_change, el_change))))
         ans_cam = f"cand{order.index(asked)}"
         occluder, target_id = None, None
         if want != "none":

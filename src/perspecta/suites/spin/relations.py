@@ -85,13 +85,14 @@ def depth_margin(a: SceneObject, b: SceneObject) -> float:
     return max(0.05, 0.25 * (max(a.size[0], a.size[1]) + max(b.size[0], b.size[1])))
 
 
-def relation(kind: str, a: SceneObject, b: SceneObject, camera: Camera) -> str | None:
+def relation(kind: str, a: SceneObject, b: SceneObject, camera: Camera, scale: float = 1.0) -> str | None:
     """Pole of ``a`` relative to ``b`` ("left"/"right", "front"/"behind", "closer"/"farther"),
-    or None when it is within the margins. Depth relations also require front/behind
-    (optical-axis depth) and near/far (distance) to agree."""
+    or None when it is within the margins (times ``scale``, the ``relation_margin_scale``
+    knob). Depth relations also require front/behind (optical-axis depth) and near/far
+    (distance) to agree."""
     if kind == "left_right":
-        return oracle.left_right(a, b, camera, pixel_margin=PIXEL_MARGIN * camera.width)
-    m = depth_margin(a, b)
+        return oracle.left_right(a, b, camera, pixel_margin=scale * PIXEL_MARGIN * camera.width)
+    m = scale * depth_margin(a, b)
     fb = oracle.front_behind(a, b, camera, margin=m)
     nf = oracle.near_far(a, b, camera, margin=m)
     if fb is None or nf is None or (fb == "front") != (nf == "closer"):
@@ -109,7 +110,7 @@ def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
     md = item.metadata
     f = frames_of(item)[0]
     x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
-    rel = relation(md["relation"], x, y, scene.camera(f["camera"]))
+    rel = relation(md["relation"], x, y, scene.camera(f["camera"]), float(md.get("margin_scale", 1.0)))
     if rel is None:
         raise ValueError(f"item {item.id}: {md['relation']} of {x.id} vs {y.id} is within the margin")
     if md["form"] == "is":
@@ -191,12 +192,12 @@ def masked_visible(ctx: TaskContext, scene: Scene, camera: str, targets: list[st
     return out
 
 
-def _grounding_scene(ctx: TaskContext, kind: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
     for _ in range(12):
         scene = tabletop(ctx)
         cam = scene.camera("main")
         cands = unique_objects(scene)
-        pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam) is not None]
+        pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam, scale) is not None]
         if not pairs:
             continue
         a, b = pairs[int(ctx.rng.integers(len(pairs)))]
@@ -216,20 +217,23 @@ def generate_grounding(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
     kind = st.draw("relation", RELATIONS)
     base_pole = st.draw("pole", POLES[kind])
-    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole))
+    # margin a relation must clear (1 = 12 px at 256 sideways, a quarter of the footprints in depth)
+    scale = float(ctx.knob("relation_margin_scale", {"easy": 2.0, "standard": 1.0, "hard": 0.6}))
+    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale))
 
 
-def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str) -> list[Item]:
-    scene, x, y, vis = _grounding_scene(ctx, kind)
+def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float) -> list[Item]:
+    scene, x, y, vis = _grounding_scene(ctx, kind, scale)
     spec = frame("main", [o.id for o in scene.objects])
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
     results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
     ctx.add_scene(scene)
     image = save_results(ctx, results, ["view"])[0]
     cam = scene.camera("main")
-    rel = relation(kind, x, y, cam)
+    rel = relation(kind, x, y, cam, scale)
     assert rel is not None
     meta_common: dict[str, Any] = {
+        "margin_scale": scale,
         "family": "object_relation_grounding",
         "paper_subtype": {"left_right": "infinigen_spatial_relation_grounding_left_right",
                           "front_behind": "infinigen_spatial_relationship_front_behind",
@@ -251,7 +255,7 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str) ->
             xx, yy = (y, x) if sym else (x, y)
             templates, texts = IS_FORM[kind]
             q = pick(ctx, templates).format(v=VIEWER, x=names[xx.id], y=names[yy.id])
-            r = relation(kind, xx, yy, cam)
+            r = relation(kind, xx, yy, cam, scale)
             want = texts[POLES[kind].index(r)]  # type: ignore[arg-type]
             options = placed_text_options(ctx, st.branch(variant), list(texts), want)
             md = {"form": "is", "x_id": xx.id, "y_id": yy.id, "asked": None}
