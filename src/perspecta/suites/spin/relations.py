@@ -350,7 +350,8 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         if moved is not None:
             break
     else:
-        raise RuntimeError(f"{ctx.scene_prefix}: could not move any object {direction}")
+        raise RuntimeError(f"{ctx.scene_prefix}: could not move any readable object {direction} "
+                           f"(at {image_size(ctx)} px; tabletop tasks need about 384 px or more)")
     scene.objects.append(moved)
     ids0 = [o.id for o in scene.objects if o.id != moved.id]
     ids1 = [moved.id if i == obj.id else i for i in ids0]
