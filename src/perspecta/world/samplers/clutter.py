@@ -50,9 +50,9 @@ Style = Literal["tabletop", "street"]
 TABLETOP_SIZES: dict[str, tuple[float, float]] = {
     "mug": (0.08, 0.13), "ball": (0.15, 0.25), "box": (0.12, 0.3), "cylinder": (0.08, 0.2),
     "teddy_bear": (0.2, 0.4), "lamp": (0.3, 0.55), "plant": (0.15, 0.45), "laptop": (0.3, 0.4),
-    "microwave": (0.4, 0.52), "bottle": (0.2, 0.32), "bowl": (0.12, 0.25), "vase": (0.15, 0.4),
-    "book": (0.15, 0.3),
+    "bottle": (0.2, 0.32), "bowl": (0.12, 0.25), "vase": (0.15, 0.4), "book": (0.15, 0.3),
 }  # fmt: skip
+# (no microwave: seen from behind it is a plain white box, which a question naming "the box" would make ambiguous)
 TABLETOP_CATEGORIES = tuple(TABLETOP_SIZES)
 SUPPORT_ID = "support"
 # Tables that carry tabletop scenes, with the share of their top (per side) objects may use:
