@@ -404,8 +404,9 @@ def _fits(scene: Scene, copy: SceneObject, target: SceneObject) -> bool:
 def generate_mental(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
     domain = st.draw("domain", ("object", "car", "tabletop"))
-    angle = st.draw("angle", ANGLES)
-    direction = st.draw("direction", (CW, CCW))
+    asked = st.branch("asked")  # the asked turn is balanced per domain, apart from the answer's letter
+    angle = asked.draw("angle", ANGLES)
+    direction = asked.draw("direction", (CW, CCW))
     slot = st.draw("letter", (0, 1, 2, 3))
     gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 30.0, "hard": 20.0}))
 
