@@ -338,14 +338,16 @@ class Unreadable(ValueError):
 
 
 def render_checked(ctx: TaskContext, scene: Scene, frames: Sequence[dict[str, Any]],
-                   named: dict[str, tuple[str, Sequence[int]]]) -> tuple[list[RenderResult], dict[str, Any]]:
+                   named: dict[str, tuple[str, Sequence[int]]],
+                   contract: dict[str, Any] | None = None) -> tuple[list[RenderResult], dict[str, Any]]:
     """Render ``frames`` and measure every object the question relies on.
 
     ``named`` maps a name (what the question calls the object, or its role) to its base
     id and the frames it must be readable in; a later state ``id@...`` in a frame counts
     as the object. The worst frame's facts are recorded (``metadata["readability"]``)
-    and :class:`Unreadable` is raised when they break the contract, before anything is
-    written, so the caller can draw the unit again.
+    and :class:`Unreadable` is raised when they break the contract (the defaults, or the
+    stricter ``contract`` given), before anything is written, so the caller can draw the
+    unit again.
     """
     from perspecta.world.readability import object_facts, problems
 
@@ -358,7 +360,9 @@ def render_checked(ctx: TaskContext, scene: Scene, frames: Sequence[dict[str, An
             facts = object_facts(results[fi].instance, k + 1)
             if name not in objs or facts["pixels"] < objs[name]["pixels"]:
                 objs[name] = facts
-    record = {"objects": objs}
+    record: dict[str, Any] = {"objects": objs}
+    if contract:  # a stricter contract than the defaults, recorded so validate checks it
+        record["contract"] = dict(contract)
     bad = problems(record)
     if bad:
         raise Unreadable("; ".join(bad))

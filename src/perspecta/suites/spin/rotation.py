@@ -301,7 +301,9 @@ ANGLES = (45.0, 90.0, 135.0, 180.0)
 MIN_DISTRACTOR_GAP = 30.0  # the paper's floor between the target and any distractor
 REFERENCE_FACING_DEG = 60.0  # the reference view shows the target's front half
 MIN_CANDIDATE_TURN = 30.0  # no candidate shows the reference pose (or nearly): identity is never an option
-MENTAL_MIN_PX = 40.0 / 256  # the rotated tabletop object spans this share of the image width, to read its pose
+MENTAL_MIN_PX = 0.22  # the rotated tabletop object's bbox spans this share of the image width, to read its pose
+# Telling a 90-degree turn from a 60-degree near miss needs the object large: stricter than the defaults
+MENTAL_CONTRACT = {"min_pixels": 5000, "min_box_side": 96, "min_box_short": 64}
 MENTAL_PHRASES = (
     "Imagine the {x} in the first image rotated {n} degrees {dir} ({above}) about its vertical axis, staying in place. Which candidate image shows the result?",
     "Mentally turn the {x} from the first image by {n} degrees {dir}, as seen from above. Which of the candidates matches its new orientation?",
@@ -424,7 +426,8 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
         scene.objects.extend(copies)
         base_ids = [o.id for o in scene.objects if "@" not in o.id]
         frames = [frame("main", base_ids)] + [frame("main", [c.id if i == target.id else i for i in base_ids]) for c in copies]
-        results, readability = render_checked(ctx, scene, frames, {display_name(target.category): (target.id, list(range(5)))})
+        results, readability = render_checked(ctx, scene, frames, {display_name(target.category): (target.id, list(range(5)))},
+                                              contract=MENTAL_CONTRACT)
         ctx.add_scene(scene)
         images = save_results(ctx, results, ["reference"] + [f"cand{i}" for i in range(4)])
         options = image_options(4, first_image=1)
