@@ -299,6 +299,7 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
 
 ANGLES = (45.0, 90.0, 135.0, 180.0)
 MIN_DISTRACTOR_GAP = 30.0  # the paper's floor between the target and any distractor
+TABLETOP_MIN_GAP = 45.0  # near misses on a cluttered table (a blind check missed 60 vs 90 degrees on a teddy bear)
 REFERENCE_FACING_DEG = 60.0  # the reference view shows the target's front half
 MIN_CANDIDATE_TURN = 30.0  # no candidate shows the reference pose (or nearly): identity is never an option
 MENTAL_MIN_PX = 0.22  # the rotated tabletop object's bbox spans this share of the image width, to read its pose
@@ -411,6 +412,8 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
     direction = asked.draw("direction", (CW, CCW))
     slot = st.draw("letter", (0, 1, 2, 3))
     gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 30.0, "hard": 20.0}))
+    if domain == "tabletop":  # a cluttered table's target is a fraction of the studio size: coarser near misses
+        gap = max(gap, TABLETOP_MIN_GAP)
 
     def build() -> list[Item]:
         want = angle * (-1.0 if direction == CW else 1.0)
