@@ -99,6 +99,8 @@ def generate(ctx: TaskContext) -> list[Item]:
     k = st.draw("k", (3, 4))
     layout = st.draw("layout", LAYOUTS)
     odd = st.draw("letter", list(range(k)))
+    # share of units whose look-alike is repainted in the target's colour, so only shape tells them apart
+    same_color = float(ctx.knob("same_color_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
 
     def build() -> list[Item]:
         pool = domain_assets(ctx.library, domain)
@@ -107,10 +109,12 @@ def generate(ctx: TaskContext) -> list[Item]:
         others = same_cat or [a for a in pool if a.asset_id != main.asset_id] or [main]
         other = others[int(ctx.rng.integers(len(others)))]
         size = image_size(ctx)
+        paint = (tuple(round(float(v), 4) for v in ctx.rng.uniform(0.15, 0.85, 3))
+                 if ctx.rng.random() < same_color else None)
         scene = sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=main.asset_id,
-                              image_size=size, elevation_range=(8.0, 30.0))
+                              image_size=size, elevation_range=(8.0, 30.0), color=paint)  # type: ignore[arg-type]
         obj = scene.objects[0]
-        inst = instantiate(ctx.rng, ctx.library, other)
+        inst = instantiate(ctx.rng, ctx.library, other, color=paint)  # type: ignore[arg-type]
         distractor = make_object("obj1", inst, 0.0, 0.0, float(ctx.rng.uniform(0.0, 360.0)))
         if identity_key(distractor) == identity_key(obj):  # same procedural asset drew the same params
             raise RuntimeError(f"{scene.scene_id}: distractor is identical to the target")
@@ -141,6 +145,7 @@ def generate(ctx: TaskContext) -> list[Item]:
             "domain": domain,
             "asset_id": obj.asset_id,
             "distractor_asset_id": distractor.asset_id,
+            "repainted": paint is not None,
             "layout": layout,
             "n_images": k,
             "odd_index": odd,
