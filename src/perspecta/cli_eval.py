@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
@@ -58,7 +59,7 @@ def eval_command(
     from perspecta.models.base import InputSettings
     from perspecta.models.images import MissingDepthError
     from perspecta.run import EvalConfig, evaluate
-    from perspecta.score.metrics import summary_table
+    from perspecta.score.metrics import summarize, summary_table
 
     if executor not in ("local", "ray"):
         raise _fail(f"--executor must be local or ray, got {executor!r}")
@@ -82,8 +83,11 @@ def eval_command(
                     for m in model]
     except (FileNotFoundError, MissingDepthError, ValueError, KeyError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+    all_failed = []
     for result, served in runs:
-        console.print(summary_table(result.summary(), level="by_subtype", title=f"{result.model} on {dataset}"))
+        records = result.records()
+        summary = summarize(records)
+        console.print(summary_table(summary, level="by_subtype", title=f"{result.model} on {dataset}"))
         c = result.counts
         console.print(f"{c.get('requested', 0)} requested, {c.get('cached', 0)} from cache, "
                       f"{c.get('resumed', 0)} already done, {c.get('retries', 0)} retries, "
@@ -91,6 +95,18 @@ def eval_command(
         if served:
             console.print("answered per Ray actor: " + ", ".join(f"{k} {v}" for k, v in served.items()),
                           highlight=False)
+        n = len(records)
+        failed = sum(r.status == "failed" for r in records)
+        share = f"{failed} of {n} items failed ({100 * failed / n:.1f}%)" if n else "no items"
+        console.print(f"[bold]{result.model}[/]: {share}; failed items count as wrong in the accuracy",
+                      style="red" if failed else None, highlight=False)
+        if n and failed == n:
+            errors = Counter(r.error or "unknown error" for r in records)
+            all_failed.append(f"{result.model}: every request failed (most common error: {errors.most_common(1)[0][0]})")
+    if all_failed:
+        for line in all_failed:
+            console.print(f"[red]error:[/] {line}", highlight=False)
+        raise typer.Exit(1)
 
 
 def score_command(

@@ -95,18 +95,18 @@ def _roll_up(classes: dict[tuple[Any, ...], int]) -> dict[tuple[str, str, int], 
         for level, name in keys:
             c = cells[(level, name, repeat)]
             c[N] += k
+            c[CHANCE_SUM] += k * chance  # chance is the item's, asked or not
+            c[CHANCE_N] += k * chance_n
             if answered:
                 c[ANSWERED] += k
                 c[CORRECT] += k * correct
-                c[CHANCE_SUM] += k * chance
-                c[CHANCE_N] += k * chance_n
                 c[OK if status == "ok" else UNPARSED] += k
-        if answered and chance_n:
+        if chance_n:  # every asked record: a failed one counts wrong, as in the headline accuracy
             for name in (suite, "all"):
                 c = cells[("kappa_pool", name, repeat)]
                 c[N] += k
-                c[ANSWERED] += k
-                c[CORRECT] += k * correct
+                c[ANSWERED] += k * answered
+                c[CORRECT] += k * (correct and answered)
                 c[CHANCE_SUM] += k * (1.0 / n_opt if n_opt else 0.5)
                 c[CHANCE_N] += k
     return dict(cells)
