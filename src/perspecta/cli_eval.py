@@ -42,8 +42,10 @@ def eval_command(
     seed: int = typer.Option(0, "--seed"),
     temperature: float = typer.Option(0.0, "--temperature"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Default: per suite."),
-    image_max_side: int = typer.Option(256, "--image-max-side", help="Downscale images to this side."),
-    high_res: bool = typer.Option(False, "--high-res", help="Send images at full resolution."),
+    image_max_side: Optional[int] = typer.Option(None, "--image-max-side",
+                                                 help="Downscale images to this longest side (default: each "
+                                                      "suite's paper protocol: SpinBench 256, others native)."),
+    high_res: bool = typer.Option(False, "--high-res", help="Send every image at full resolution."),
     depth: bool = typer.Option(False, "--depth", help="Send the depth map beside each image."),
     split: str = typer.Option("test", "--split", help="Split to evaluate ('all' for every split)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Only these suites."),
@@ -56,7 +58,7 @@ def eval_command(
     workers: int = typer.Option(1, "--workers", "-w", help="With --executor ray: actors per model and endpoint."),
 ) -> None:
     """Evaluate a model or baseline on a dataset; rerunning resumes (only missing/failed items are asked)."""
-    from perspecta.models.base import InputSettings
+    from perspecta.models.base import SUITE_DEFAULT, InputSettings
     from perspecta.models.images import MissingDepthError
     from perspecta.run import EvalConfig, evaluate
     from perspecta.score.metrics import summarize, summary_table
@@ -69,7 +71,8 @@ def eval_command(
         cfg = EvalConfig(
             concurrency=concurrency, timeout_s=timeout, max_retries=retries, prompt_modes=list(prompt_mode),
             repeats=repeats, seed=seed, temperature=temperature, max_tokens=max_tokens,
-            inputs=InputSettings(max_side=None if high_res else image_max_side, depth=depth),
+            inputs=InputSettings(max_side=None if high_res else SUITE_DEFAULT if image_max_side is None
+                                 else image_max_side, depth=depth),
             split=None if split == "all" else split, suites=list(suite) if suite else None, limit=limit,
             cache_path=cache, progress=not no_progress,
         )
@@ -81,7 +84,7 @@ def eval_command(
         else:
             runs = [(evaluate(dataset, m, out, config=cfg, base_url=base_url[0] if base_url else None), {})
                     for m in model]
-    except (FileNotFoundError, MissingDepthError, ValueError, KeyError) as e:
+    except (FileNotFoundError, MissingDepthError, ValueError, KeyError, OSError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
     all_failed = []
     for result, served in runs:

@@ -37,6 +37,42 @@ def request_key(backend: str, prompt: str, image_digests: list[str], gen: GenCon
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def quarantine_torn_tail(path: Path) -> int:
+    """Move an unterminated last line (a writer killed mid-line) out of ``path`` into
+    ``path.torn`` and truncate it, so the next record starts a clean line; return the bytes moved.
+
+    Terminating the torn line instead would turn it into a bad *middle* line that every
+    later reader rejects. A last line that is complete JSON but lacks only its newline is kept."""
+    if not path.is_file() or not path.stat().st_size:
+        return 0
+    with open(path, "rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return 0
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - (1 << 20))
+        while True:  # find the last newline, reading back in 1 MiB steps
+            f.seek(start)
+            chunk = f.read(size - start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0 or start == 0:
+                break
+            start = max(0, start - (1 << 20))
+        cut = start + nl + 1 if nl >= 0 else 0
+        f.seek(cut)
+        tail = f.read()
+        try:
+            json.loads(tail)
+            f.write(b"\n")  # whole record, only the newline missing
+            return 0
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            pass
+        with open(path.with_name(path.name + ".torn"), "ab") as q:
+            q.write(tail + b"\n")
+        f.truncate(cut)
+    return len(tail)
+
+
 def read_jsonl_tolerant(path: Path) -> list[dict[str, Any]]:
     """Every complete JSON line; a torn final line (killed writer) is skipped."""
     if not path.is_file():
@@ -61,16 +97,8 @@ class AppendLog:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair_tail()
+        self.quarantined = quarantine_torn_tail(self.path)
         self._f = open(self.path, "ab", buffering=0)
-
-    def _repair_tail(self) -> None:
-        """Terminate a torn final line so the next record starts on a line of its own."""
-        if self.path.is_file() and self.path.stat().st_size:
-            with open(self.path, "rb+") as f:
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":
-                    f.write(b"\n")
 
     def append(self, record: dict[str, Any]) -> None:
         self._f.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
@@ -82,8 +110,8 @@ class AppendLog:
 class ResponseCache:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._log = AppendLog(self.path)  # quarantines a torn tail before the entries are read
         self._entries = {d["key"]: d for d in read_jsonl_tolerant(self.path) if "key" in d}
-        self._log = AppendLog(self.path)
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._entries.get(key)

@@ -17,3 +17,8 @@ from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
     view_parallelism,
     viewer_scene,
 )
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# DORI: images as rendered (native resolution).
+EVAL_IMAGE_MAX_SIDE: int | None = None

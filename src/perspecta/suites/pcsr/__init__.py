@@ -7,3 +7,9 @@ strict/relaxed scoring (:mod:`.scoring`) and GRPO reward functions (:mod:`.rewar
 """
 
 from perspecta.suites.pcsr import panoramic, perception, reasoning, scoring  # noqa: F401  (registers tasks)
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# PCSR: the 1024x512 panoramas at native resolution (at 256x128 a 250-pixel
+# object would shrink to ~16 pixels).
+EVAL_IMAGE_MAX_SIDE: int | None = None

@@ -10,3 +10,9 @@ CCCC..WWWW pattern counts.
 """
 
 from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks and metrics)
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# SpinBench's main setting: every image downsampled to a longest side of 256 px
+# (the originals are its "high resolution" ablation).
+EVAL_IMAGE_MAX_SIDE: int | None = 256
