@@ -59,6 +59,8 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
                                        executor=executor, ray_address=ray_address)
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+    except OSError as e:  # an --out that is a file, or a place that cannot be written
+        raise _fail(f"--out {out}: cannot write the dataset ({e.strerror or e})") from None
 
 
 def _generate_with_progress(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None,

@@ -128,7 +128,10 @@ def score_command(
         raise _fail(str(e)) from None
     summary = summarize(records)
     path = json_out or (results if results.is_dir() else results.parent) / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, default=str))
+    try:
+        path.write_text(json.dumps(summary, indent=2, default=str))
+    except OSError as e:  # a directory, or a place that cannot be written
+        raise _fail(f"--json {path}: cannot write the summary ({e.strerror or e})") from None
     console.print(summary_table(summary, level=level, title=str(results)))
     for run in summary["runs"]:
         for suite, metrics in run["suite_metrics"].items():

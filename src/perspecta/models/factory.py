@@ -24,7 +24,12 @@ def make_backend(spec: str, *, dataset: EvalDataset | None = None, eval_items: l
 
         return OpenAIBackend(rest, base_url=base_url, api_key=api_key, connections=connections)
     if kind == "hf":
+        from pathlib import Path
+
         from perspecta.models.hf import HFBackend
+
+        if rest.startswith(("/", ".", "~")) and not Path(rest).expanduser().exists():
+            raise ValueError(f"--model {spec}: no model directory at {rest}")
 
         return HFBackend(rest, **hf_kwargs)
     if kind == "blind":

@@ -18,8 +18,19 @@ from typing import Any
 from perspecta.models.base import GenConfig, InputSettings
 
 
+_PNG_HEAD, _PNG_END = b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82"
+
+
+def check_complete(path: Path, data: bytes) -> None:
+    """Raise OSError for a PNG or JPEG cut short (a half-copied file): it would otherwise be
+    sent byte for byte and the model would answer about a broken picture."""
+    if (data.startswith(_PNG_HEAD) and not data.endswith(_PNG_END)) or (
+            data.startswith(b"\xff\xd8") and not data.rstrip(b"\x00").endswith(b"\xff\xd9")):
+        raise OSError(f"truncated image file: {path}")
+
+
 class FileHasher:
-    """sha256 of each image file, computed once."""
+    """sha256 of each image file, computed once (and the file checked to be complete)."""
 
     def __init__(self) -> None:
         self._digests: dict[str, str] = {}
@@ -27,7 +38,9 @@ class FileHasher:
     def __call__(self, path: Path) -> str:
         key = str(path)
         if key not in self._digests:
-            self._digests[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            data = Path(path).read_bytes()
+            check_complete(Path(path), data)
+            self._digests[key] = hashlib.sha256(data).hexdigest()
         return self._digests[key]
 
 

@@ -246,6 +246,12 @@ async def evaluate_async(dataset: str | Path | EvalDataset, backend: Backend | s
     cfg = config or EvalConfig()
     load_builtin_suites()  # once, up front: a broken suite import fails here, not in every worker
     ds = dataset if isinstance(dataset, EvalDataset) else load_dataset(dataset)
+    if cfg.suites:
+        from perspecta.suites.registry import suites as known_suites
+
+        unknown = sorted(set(cfg.suites) - set(known_suites()))
+        if unknown:
+            raise ValueError(f"unknown suite {', '.join(map(repr, unknown))}; known suites: {', '.join(known_suites())}")
     items = ds.select(split=cfg.split, suites=cfg.suites, limit=cfg.limit)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -280,8 +286,8 @@ async def evaluate_async(dataset: str | Path | EvalDataset, backend: Backend | s
                 try:
                     digests = [hasher(p) for p in paths]
                     error = None
-                except OSError as e:  # a missing or unreadable image fails this item only
-                    digests, error = [], f"image unreadable: {e.strerror or e}: {getattr(e, 'filename', '')}"
+                except OSError as e:  # a missing, unreadable or truncated image fails this item only
+                    digests, error = [], f"image unreadable: {e.strerror + ': ' + str(e.filename) if e.strerror else e}"
                 key = request_key(backend.name, prompt, digests, gen, inputs)
                 prior = done.get((mode, repeat, it.id))
                 if prior is not None:
