@@ -77,7 +77,8 @@ REFERENCE_SEED_OFFSET = 100_003  # the reference draw's root seed = dataset seed
 
 @dataclass
 class _Prior:
-    counts: Counter
+    counts: Counter  # answer text (or answer) -> count
+    labels: Counter  # gold option label -> count (MCQ)
 
 
 def reference_draw(dataset_root: Path, out: Path, *, workers: int = 1) -> Path:
@@ -108,9 +109,12 @@ class PriorBackend:
 
     def __init__(self, pool: list[Item], source: dict[str, Any]) -> None:
         self._priors: dict[str, _Prior] = {}
-        for it in pool:
-            key = f"{it.suite}/{it.task}/{it.subtype}"
-            self._priors.setdefault(key, _Prior(Counter())).counts[_answer_key(it)] += 1
+        for it in pool:  # per subtype, and per task for subtypes the pool lacks
+            for key in (f"{it.suite}/{it.task}/{it.subtype}", f"{it.suite}/{it.task}"):
+                prior = self._priors.setdefault(key, _Prior(Counter(), Counter()))
+                prior.counts[_answer_key(it)] += 1
+                if it.answer_type == "mcq":
+                    prior.labels[it.answer] += 1
         self.source = source
 
     @classmethod
@@ -135,20 +139,25 @@ class PriorBackend:
         return {"prior_source": self.source}
 
     def _choice(self, item: Item) -> str:
-        prior = self._priors.get(f"{item.suite}/{item.task}/{item.subtype}")
-        if prior is None:
-            raise BackendError(f"prior baseline: no {self.source['kind']} items for "
-                               f"{item.suite}/{item.task}/{item.subtype}", retryable=False)
-        counts = prior.counts
-        # most frequent; ties broken by the text so the choice is deterministic
-        ranked = sorted((k for k, c in counts.items() if c > 0), key=lambda k: (-counts[k], k))
-        if item.answer_type == "mcq":
+        """The most frequent reference answer of the item's subtype (else task) that the item can take:
+        by option text for MCQ, else by label position; ties broken by text, so it is deterministic."""
+        for key in (f"{item.suite}/{item.task}/{item.subtype}", f"{item.suite}/{item.task}"):
+            prior = self._priors.get(key)
+            if prior is None:
+                continue
+            ranked = sorted(prior.counts, key=lambda k: (-prior.counts[k], k))
+            if item.answer_type != "mcq":
+                return ranked[0]
             texts = {(o.text if o.text is not None else o.label): o.label for o in item.options}
             for k in ranked:
                 if k in texts:
                     return texts[k]
-            raise BackendError(f"prior baseline: no frequent answer among the options of {item.id}", retryable=False)
-        return ranked[0]
+            labels = [lab for lab in sorted(prior.labels, key=lambda k: (-prior.labels[k], k))
+                      if lab in {o.label for o in item.options}]
+            if labels:  # the item's options are texts the reference never answered: the likeliest position
+                return labels[0]
+        raise BackendError(f"prior baseline: no {self.source['kind']} items for {item.suite}/{item.task}",
+                           retryable=False)
 
     async def generate(self, request: Request) -> Response:
         return _answer(self._choice(request.item))

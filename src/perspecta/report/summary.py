@@ -68,7 +68,8 @@ def names(st: RunState, level: str) -> list[str]:
 
 
 def summarize_run(st: RunState, agg: Aggregator) -> dict[str, Any]:
-    run: dict[str, Any] = {"model": st.model, "prompt_mode": st.prompt_mode, **block(st, "all", "all")}
+    run: dict[str, Any] = {"model": st.model, "prompt_mode": st.prompt_mode, "dataset": st.dataset,
+                           **block(st, "all", "all")}
     for key, level in (("by_suite", "suite"), ("by_task", "task"), ("by_subtype", "subtype")):
         run[key] = {nm: block(st, level, nm) for nm in names(st, level)}
     metrics: dict[str, dict[str, Any]] = {}

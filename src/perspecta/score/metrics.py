@@ -27,7 +27,7 @@ BOOTSTRAP = 1000
 
 
 def read_records(path: str | Path) -> list[ScoredRecord]:
-    """Records of a results log, last one per (model, mode, repeat, item) winning.
+    """Records of a results log, last one per (model, mode, dataset, repeat, item) winning.
 
     A truncated last line (a killed run) is skipped; any other bad line is an error.
     """
@@ -36,7 +36,7 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
         path = path / "results.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results log not found")
-    latest: dict[tuple[str, str, int, str], ScoredRecord] = {}
+    latest: dict[tuple[str, str, str, int, str], ScoredRecord] = {}
     lines = path.read_bytes().split(b"\n")
     for i, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -48,7 +48,7 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
                 continue
             raise ValueError(f"{path}:{i}: invalid JSON in results log") from None
         rec = ScoredRecord.from_dict(d)
-        latest[(rec.model, rec.prompt_mode, rec.repeat, rec.item_id)] = rec
+        latest[(rec.model, rec.prompt_mode, rec.dataset, rec.repeat, rec.item_id)] = rec
     return list(latest.values())
 
 
@@ -111,10 +111,10 @@ def _group(records: Iterable[ScoredRecord], key) -> dict[str, list[ScoredRecord]
 
 
 def summarize(records: list[ScoredRecord]) -> dict[str, Any]:
-    """``{"runs": [...]}``, one entry per (model, prompt mode)."""
+    """``{"runs": [...]}``, one entry per run: (model, prompt mode, dataset fingerprint)."""
     runs = []
-    for (model, mode), recs in _group(records, lambda r: (r.model, r.prompt_mode)).items():
-        run: dict[str, Any] = {"model": model, "prompt_mode": mode, **accuracy_block(recs)}
+    for (model, mode, dataset), recs in _group(records, lambda r: (r.model, r.prompt_mode, r.dataset)).items():
+        run: dict[str, Any] = {"model": model, "prompt_mode": mode, "dataset": dataset, **accuracy_block(recs)}
         run["by_suite"] = {k: accuracy_block(v) for k, v in _group(recs, lambda r: r.suite).items()}
         run["by_task"] = {k: accuracy_block(v) for k, v in _group(recs, lambda r: f"{r.suite}/{r.task}").items()}
         run["by_subtype"] = {k: accuracy_block(v)
@@ -156,12 +156,14 @@ def summary_table(summary: dict[str, Any], *, level: str = "by_task", title: str
                       ("accuracy % [95% CI]", "right"), ("coverage %", "right"), ("answered-only acc. %", "right"),
                       ("chance %", "right"), ("unparsed", "right"), ("failed", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
+    several = len({run.get("dataset", "") for run in summary["runs"]}) > 1
     for run in summary["runs"]:
         rows = [("all", run)] + list(run[level].items())
+        model = run["model"] + (f" @{run.get('dataset') or '?'}" if several else "")  # runs on other datasets
         for name, block in rows:
             chance = block.get("chance_level")
             answered = block.get("accuracy_answered")
-            table.add_row(run["model"], run["prompt_mode"], name, str(block["n"]), _fmt_acc(block),
+            table.add_row(model, run["prompt_mode"], name, str(block["n"]), _fmt_acc(block),
                           f"{100 * block['coverage']:.1f}",
                           f"{100 * answered:.1f}" if answered is not None else "—",
                           f"{100 * chance:.1f}" if chance is not None else "—",
