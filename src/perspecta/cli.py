@@ -184,6 +184,11 @@ def run(
 
     summary, table = run_main_job(data, out / "results")
     console.print(table)
+    src = summary.get("prior_source")
+    if src:
+        console.print(f"baseline:prior learned from a {src['kind']} ({src['items']} items"
+                      + (f", seed {src['seed']}" if src.get("seed") is not None else "")
+                      + f", {src['dataset']}), never from the items it is scored on", highlight=False)
     if not summary["oracle_ok"]:
         console.print("[red]the oracle baseline did not score 100%: an answer key or the extraction is wrong")
         raise typer.Exit(1)

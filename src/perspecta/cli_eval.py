@@ -165,6 +165,9 @@ def run_main_job(dataset_dir: Path, out_dir: Path, *, models: list[str] | None =
     summary = summarize([r for r in read_records(out_dir) if r.model in specs])
     oracle = [r for r in summary["runs"] if r["model"] == "baseline:oracle"]
     summary["oracle_ok"] = bool(oracle) and all(r["accuracy"] == 1.0 and r["failed"] == 0 for r in oracle)
+    prior_file = Path(out_dir) / "run-baseline_prior.json"
+    if prior_file.is_file():
+        summary["prior_source"] = json.loads(prior_file.read_text()).get("prior_source")
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     return summary, summary_table(summary, level="by_suite", title=f"baselines on {dataset_dir} (per-task: perspecta score)")
 

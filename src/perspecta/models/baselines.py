@@ -81,6 +81,11 @@ class _Prior:
     labels: Counter  # gold option label -> count (MCQ)
 
 
+def _levels(item: Item) -> tuple[str, str]:
+    """Where a prior is pooled: the subtype, then the whole task — always within one answer type."""
+    return (f"{item.suite}/{item.task}/{item.subtype}/{item.answer_type}", f"{item.suite}/{item.task}/{item.answer_type}")
+
+
 def reference_draw(dataset_root: Path, out: Path, *, workers: int = 1) -> Path:
     """Generate (or reuse) a fresh draw of ``dataset_root``'s tasks with another root seed into ``out``.
 
@@ -110,7 +115,7 @@ class PriorBackend:
     def __init__(self, pool: list[Item], source: dict[str, Any]) -> None:
         self._priors: dict[str, _Prior] = {}
         for it in pool:  # per subtype, and per task for subtypes the pool lacks
-            for key in (f"{it.suite}/{it.task}/{it.subtype}", f"{it.suite}/{it.task}"):
+            for key in _levels(it):
                 prior = self._priors.setdefault(key, _Prior(Counter(), Counter()))
                 prior.counts[_answer_key(it)] += 1
                 if it.answer_type == "mcq":
@@ -141,7 +146,7 @@ class PriorBackend:
     def _choice(self, item: Item) -> str:
         """The most frequent reference answer of the item's subtype (else task) that the item can take:
         by option text for MCQ, else by label position; ties broken by text, so it is deterministic."""
-        for key in (f"{item.suite}/{item.task}/{item.subtype}", f"{item.suite}/{item.task}"):
+        for key in _levels(item):
             prior = self._priors.get(key)
             if prior is None:
                 continue

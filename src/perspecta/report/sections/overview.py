@@ -49,7 +49,23 @@ def leaderboard(ctx: Context) -> Section:
                            str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
                            DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km), DASH, *per_suite, DASH])
     sec.blocks.append(table)
+    sec.blocks.append(_runs_table(ctx))
     return sec
+
+
+def _runs_table(ctx: Context) -> Table:
+    """What each run was: its dataset, suite settings, the image sizes sent, and a prior's source."""
+    table = Table("runs", "Runs: dataset, settings, images sent",
+                  ["run", "dataset", "suite settings", "images sent (longest side requested: sizes)", "prior learned from"])
+    for run in ctx.runs:
+        info = ctx.info(run)
+        sent = info.get("images_sent") or {}
+        images = "; ".join(f"{s} {v['max_side'] or 'native'}: {', '.join(v['sizes'])}" for s, v in sent.items())
+        config = ", ".join(f"{s}.{k}={v}" for s, kv in (info.get("suite_config") or {}).items() for k, v in kv.items())
+        prior = info.get("prior_source") or {}
+        table.rows.append([ctx.label(run), run.get("dataset") or DASH, config or "defaults", images or DASH,
+                           f"{prior['kind']} ({prior.get('items', '?')} items)" if prior else DASH])
+    return table
 
 
 def heatmaps(ctx: Context) -> Section:
