@@ -73,6 +73,10 @@ class Request:
     gen: GenConfig = field(default_factory=GenConfig)
     inputs: InputSettings = field(default_factory=InputSettings)
 
+    def __post_init__(self) -> None:
+        # a backend always sees concrete settings: "suite" becomes this item's suite default here
+        self.inputs = self.inputs.for_suite(self.item.suite)
+
 
 @dataclass
 class Response:

@@ -32,10 +32,9 @@ def build_content(request: Request, encoder: ImageEncoder) -> list[dict[str, Any
             retryable=False,
         )
     parts: list[dict[str, Any]] = []
-    inputs = request.inputs.for_suite(request.item.suite)  # the runner resolves it; direct callers may not
     for i, text in enumerate(pieces):
         if i > 0:
-            url = encoder.data_url(request.images[i - 1], inputs)
+            url = encoder.data_url(request.images[i - 1], request.inputs)
             parts.append({"type": "image_url", "image_url": {"url": url}})
         text = text.strip("\n")
         if text:
