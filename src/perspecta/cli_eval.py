@@ -46,7 +46,9 @@ def eval_command(
                                                  help="Downscale images to this longest side (default: each "
                                                       "suite's paper protocol: SpinBench 256, others native)."),
     high_res: bool = typer.Option(False, "--high-res", help="Send every image at full resolution."),
-    depth: bool = typer.Option(False, "--depth", help="Send the depth map beside each image."),
+    input_mode: str = typer.Option("rgb", "--input",
+                                   help="rgb, or depth-concat: each image with its ground-truth depth map beside it "
+                                        "(dataset made with generate --with-depth)."),
     split: str = typer.Option("test", "--split", help="Split to evaluate ('all' for every split)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Only these suites."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many items per task."),
@@ -63,6 +65,8 @@ def eval_command(
     from perspecta.run import EvalConfig, evaluate
     from perspecta.score.metrics import summarize, summary_table
 
+    if input_mode not in ("rgb", "depth-concat"):
+        raise _fail(f"--input must be rgb or depth-concat, got {input_mode!r}")
     if executor not in ("local", "ray"):
         raise _fail(f"--executor must be local or ray, got {executor!r}")
     if executor == "local" and len(base_url or []) > 1:
@@ -72,7 +76,7 @@ def eval_command(
             concurrency=concurrency, timeout_s=timeout, max_retries=retries, prompt_modes=list(prompt_mode),
             repeats=repeats, seed=seed, temperature=temperature, max_tokens=max_tokens,
             inputs=InputSettings(max_side=None if high_res else SUITE_DEFAULT if image_max_side is None
-                                 else image_max_side, depth=depth),
+                                 else image_max_side, depth=input_mode == "depth-concat"),
             split=None if split == "all" else split, suites=list(suite) if suite else None, limit=limit,
             cache_path=cache, progress=not no_progress,
         )

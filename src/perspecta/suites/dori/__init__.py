@@ -17,6 +17,10 @@ from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
     view_parallelism,
     viewer_scene,
 )
+from perspecta.suites.dori.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
+
+# the report's fine-tuning table shows coarse and granular apart, as DORI's Table 12 does
+FINETUNE_TABLE_LEVEL = "subtype"
 
 # Default longest image side `perspecta eval` sends (None = native), after the paper's
 # protocol; `--image-max-side N` / `--high-res` override it.

@@ -10,6 +10,7 @@ CCCC..WWWW pattern counts.
 """
 
 from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks and metrics)
+from perspecta.suites.spin.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
 
 # Default longest image side `perspecta eval` sends (None = native), after the paper's
 # protocol; `--image-max-side N` / `--high-res` override it.
