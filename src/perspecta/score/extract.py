@@ -25,6 +25,7 @@ options ("Option A and option C do not match") never overrides an explicit answe
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import string
@@ -63,10 +64,14 @@ class Parse:
     rule: str  # one of LEVELS, "ambiguous:<level>" or "none"
 
 
+_PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
+
+
+@functools.lru_cache(maxsize=1 << 16)  # option texts and short answers repeat across items
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ")
-    text = text.translate(str.maketrans({c: " " for c in string.punctuation if c not in ".-"}))
+    text = text.translate(_PUNCT)
     words = []
     for w in text.split():
         w = w.strip(".-")
@@ -177,6 +182,7 @@ class _Reader:
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
+_PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?\.?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
 
@@ -184,7 +190,11 @@ class _ChoiceReader(_Reader):
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self.labels = [o.label for o in item.options]
-        self.texts = {o.label: normalise(o.text) for o in item.options if o.text and normalise(o.text)}
+
+    @functools.cached_property
+    def texts(self) -> dict[str, str]:
+        """Option label -> normalised option text (computed only when a level needs texts)."""
+        return {o.label: normalise(o.text) for o in self.item.options if o.text and normalise(o.text)}
 
     # -- labels
 
@@ -270,6 +280,9 @@ class _ChoiceReader(_Reader):
     # -- levels
 
     def span(self, span: str) -> Reading:
+        plain = _PLAIN_LABEL.fullmatch(span)  # the common case, "C" or "(C)": no clean-up needed
+        if plain and plain.group(1).upper() in self.labels and (plain.group(1).isupper() or len(span.strip()) <= 2):
+            return plain.group(1).upper()
         span = _clean_span(span)
         if not span or re.match(r"(?:not|none)\b", span, re.IGNORECASE):
             return None
@@ -384,9 +397,7 @@ class _OpenReader(_Reader):
     def _named(self, text: str) -> set[str]:
         norm = normalise(text)
         if self.numeric:
-            found = {n for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())
-                     for n in [m.group()]}
-            return {n for n in found} if found else set()
+            return {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
         hits: dict[str, list[tuple[int, int]]] = {}
         for c in self.candidates:
             for m in re.finditer(rf"(?<!\w){re.escape(c)}(?!\w)", norm):
@@ -507,14 +518,14 @@ def parse(response: str | None, item: Item) -> Parse:
         return Parse(None, "none")
     reader = _reader(item)
     body = _body(response)
-    text = _strip_markup(body)
+    text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
         ("tag", lambda: _combine([reader.span(s) for s in _TAG.findall(body)])),
         ("json", lambda: _combine([reader.span(v) for v in _json_values(body)])),
-        ("phrase", lambda: _phrases(text, reader)),
+        ("phrase", lambda: _phrases(text(), reader)),
         ("boxed", lambda: _combine([reader.span(s) for s in _BOXED.findall(body)])),
-        ("position", lambda: _position(text, reader)),
-        ("bare", lambda: reader.bare(text)),
+        ("position", lambda: _position(text(), reader)),
+        ("bare", lambda: reader.bare(text())),
     ]
     for name, run in levels:
         got = run()
