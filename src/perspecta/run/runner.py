@@ -146,9 +146,9 @@ def _done_keys(results: Path, model: str, fingerprint: str) -> dict[tuple[str, i
     latest: dict[tuple[str, int, str], tuple[str, str]] = {}
     for d in read_jsonl_tolerant(results):
         if d.get("dataset") != fingerprint:
-            other = d.get("dataset") or "an unknown dataset (no fingerprint)"
-            raise ResumeError(f"{results.parent} holds results of another dataset ({other}, this one is "
-                              f"{fingerprint}); evaluate into a new --out to start a new run")
+            other = (f"of another dataset ({d['dataset']}, this one is {fingerprint})" if d.get("dataset")
+                     else "without a dataset fingerprint (an older version), so another dataset's may be among them")
+            raise ResumeError(f"{results.parent} holds results {other}; evaluate into a new --out to start a new run")
         if d.get("model") == model:
             latest[(d.get("prompt_mode", "direct"), int(d.get("repeat", 0)), d["item_id"])] = (
                 d.get("status", ""), d.get("request_key", ""))
