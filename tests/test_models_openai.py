@@ -65,7 +65,7 @@ def test_depth_map_is_placed_beside_the_image(tmp_path: Path) -> None:
     img = _png(tmp_path / "v.png", (40, 20), (200, 0, 0))
     enc = ImageEncoder()
     with pytest.raises(MissingDepthError, match="v_depth.png"):
-        enc.data_url(img, InputSettings(depth=True))
+        enc.data_url(img, InputSettings(depth=True, max_side=None))
     depth = np.full((20, 40), 2.0)
     depth[:, 20:] = 4.0  # right half farther -> darker
     depth[:, 38:] = np.inf  # no surface -> black, darker than the farthest surface

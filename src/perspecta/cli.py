@@ -61,6 +61,8 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
                                        sweep=sweep, with_depth=with_depth)
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+    except OSError as e:  # an --out that is a file, or a place that cannot be written
+        raise _fail(f"--out {out}: cannot write the dataset ({e.strerror or e})") from None
 
 
 def _generate_with_progress(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None,
@@ -194,6 +196,11 @@ def run(
 
     summary, table = run_main_job(data, out / "results")
     console.print(table)
+    src = summary.get("prior_source")
+    if src:
+        console.print(f"baseline:prior learned from a {src['kind']} ({src['items']} items"
+                      + (f", seed {src['seed']}" if src.get("seed") is not None else "")
+                      + f", {src['dataset']}), never from the items it is scored on", highlight=False)
     if not summary["oracle_ok"]:
         console.print("[red]the oracle baseline did not score 100%: an answer key or the extraction is wrong")
         raise typer.Exit(1)

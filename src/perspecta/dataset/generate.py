@@ -77,8 +77,11 @@ class GenerationConfig:
         if not self.suites:
             raise ValueError("no suites to generate")
         bad = set(self.splits) - {"train", "val", "test"}
-        if bad or not self.splits or any(v < 0 for v in self.splits.values()) or sum(self.splits.values()) <= 0:
+        if bad or not self.splits or any(v < 0 for v in self.splits.values()):
             raise ValueError(f"--split takes train/val/test with non-negative fractions, got {self.splits}")
+        if abs(sum(self.splits.values()) - 1.0) > 1e-6:
+            raise ValueError(f"--split fractions must sum to 1, got {format_splits(self.splits)} "
+                             f"(sum {sum(self.splits.values()):g}); e.g. train=0.5,test=0.5")
 
     def task_config(self, suite: str) -> dict[str, Any]:
         sized = {} if self.image_size is None else {"image_size": self.image_size}

@@ -54,11 +54,18 @@ def _depth_image(path: Path, size: tuple[int, int]) -> Image.Image:
     return img.convert("RGB").resize(size, Image.Resampling.NEAREST)
 
 
+def _max_side(settings: InputSettings) -> int | None:
+    if isinstance(settings.max_side, str):  # "suite": a Request resolves it from its item's suite
+        raise ValueError("image size not resolved: use InputSettings.for_suite(suite) or an explicit max_side")
+    return settings.max_side
+
+
 def load_image(path: Path, settings: InputSettings) -> Image.Image:
     """The PIL image a backend should see under ``settings``."""
     img = Image.open(path).convert("RGB")
-    if settings.max_side and max(img.size) > settings.max_side:
-        img.thumbnail((settings.max_side, settings.max_side), Image.Resampling.LANCZOS)
+    side = _max_side(settings)
+    if side and max(img.size) > side:
+        img.thumbnail((side, side), Image.Resampling.LANCZOS)
     if settings.depth:
         depth = _depth_image(depth_path(path), img.size)
         both = Image.new("RGB", (img.width * 2, img.height))
@@ -73,7 +80,8 @@ def _encode(path: Path, settings: InputSettings) -> tuple[str, bytes]:
     if not settings.depth:
         with Image.open(path) as probe:
             fmt, size = probe.format, probe.size
-        if fmt in ("PNG", "JPEG") and (not settings.max_side or max(size) <= settings.max_side):
+        side = _max_side(settings)
+        if fmt in ("PNG", "JPEG") and (not side or max(size) <= side):
             return ("image/png" if fmt == "PNG" else "image/jpeg"), path.read_bytes()
     buf = io.BytesIO()
     load_image(path, settings).save(buf, format="PNG")

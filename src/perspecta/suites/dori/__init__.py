@@ -28,3 +28,8 @@ FINETUNE_TABLE_LEVEL = "subtype"
 from perspecta.suites.dori.audit import audit_features  # noqa: E402,F401
 
 from perspecta.suites.dori.common import PRESETS as DIFFICULTY_PRESETS  # noqa: E402,F401
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# DORI: images as rendered (native resolution).
+EVAL_IMAGE_MAX_SIDE: int | None = None

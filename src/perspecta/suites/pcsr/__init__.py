@@ -15,3 +15,9 @@ from perspecta.suites.pcsr.training import TRAINING_PRESETS  # noqa: E402,F401  
 GRPO_REWARDS = {"accuracy": _rewards.accuracy_reward, "format": _rewards.format_reward,
                 "reasoning": _rewards.reasoning_reward}
 GRPO_PROMPT_MODE = "direct"
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# PCSR: the 1024x512 panoramas at native resolution (at 256x128 a 250-pixel
+# object would shrink to ~16 pixels).
+EVAL_IMAGE_MAX_SIDE: int | None = None

@@ -13,6 +13,11 @@ from perspecta.suites.spin import identity, metrics, perspective, relations, rot
 from perspecta.suites.spin.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
 from perspecta.suites.spin.audit import audit_features  # noqa: F401  (read by the shortcut audit)
 
-# Images are rendered at common.IMAGE_SIZE (512 px); models get them downsized to the paper's 256.
-EVAL_IMAGE_MAX_SIDE: int | None = 256
 DIFFICULTY_PRESETS = "see docs/suites.md, section SpinBench difficulty"
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# SpinBench's main setting: every image downsampled to a longest side of 256 px
+# (the originals are its "high resolution" ablation). Images are rendered at
+# common.IMAGE_SIZE (512 px), so a person judging them sees more than the model does.
+EVAL_IMAGE_MAX_SIDE: int | None = 256
