@@ -228,11 +228,30 @@ def render_pano(ctx: TaskContext, scene: Scene) -> tuple[Pano, np.ndarray]:
 
 
 def optimistic(scene: Scene) -> Pano:
-    """A stand-in panorama in which every object is fully visible (no render needed)."""
+    """A stand-in panorama in which nothing is occluded (no render needed).
+
+    Each object's facts are an upper bound from geometry: the panorama box spanned by
+    its bounding-box corners, and as many pixels as that box holds. An object too small
+    or too thin to pass the contract here cannot pass it once rendered, so the question
+    is only posed (and the room only rendered) when it may hold.
+    """
     camera = scene.camera("pano")
     px = {o.id: 10**6 for o in scene.objects}
     blank = np.zeros((camera.height, camera.width), dtype=np.int32)
-    return Pano(scene=scene, camera=camera, image="", visible_px=px, instance=blank, measured=False)
+    facts = {o.id: projected_facts(o, camera) for o in scene.objects}
+    return Pano(scene=scene, camera=camera, image="", visible_px=px, instance=blank, measured=False, facts=facts)
+
+
+def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
+    """Upper-bound readability facts of ``obj`` in ``camera``'s panorama, from its box corners."""
+    from perspecta.world.oracle import panorama_latitude, panorama_longitude, wrap180
+
+    ref = panorama_longitude(obj.center(), camera)
+    lon = [float(wrap180(panorama_longitude(c, camera) - ref)) for c in obj.corners()]
+    lat = [panorama_latitude(c, camera) for c in obj.corners()]
+    w = min((max(lon) - min(lon)) / 360.0 * camera.width, camera.width)
+    h = min((max(lat) - min(lat)) / 180.0 * camera.height, camera.height)
+    return {"pixels": int(w * h), "box": [int(np.ceil(w)), int(np.ceil(h))], "marker_cover": 0.0}
 
 
 def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None) -> list[Item]:
