@@ -35,7 +35,7 @@ SUITE = "pcsr"
 PANO_SIZE = (1024, 512)
 MIN_VISIBLE_PX = readability.DEFAULT_CONTRACT.min_pixels  # panorama pixels an object needs to be named
 MAX_ROOM_TRIES = 60  # rooms sampled per unit before the unit fails loudly
-MAX_RENDERS = 8  # of which at most this many are rendered
+MAX_RENDERS = 12  # of which at most this many are rendered
 
 # Display names; anything not listed shows its category with spaces.
 DISPLAY = {"tv": "TV"}

@@ -105,10 +105,7 @@ CHAIN_PLAN = (
     ("transitive", "closer", "farther"),
     ("transitive", "farther", "closer"),
     ("transitive", "farther", "farther"),
-    ("compositional", "closest", ""),
-    ("compositional", "farthest", ""),
-    ("compositional", "closest", ""),
-    ("compositional", "farthest", ""),
+    *(("compositional", "", ""),) * 4,
 )
 
 
@@ -171,18 +168,18 @@ def _walk(
     return path, lead, last
 
 
-def _build_compositional(ctx: TaskContext, pano: Pano, final_mode: str) -> Question | None:
+def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     hops = int(ctx.knob("chain_hops", {"easy": 2, "standard": 3, "hard": 4}))
     margin, box_margin = distance_margins(ctx)
     starts = pano.referable()
-    # every (start, earlier hops) combination, in a random order: a walk whose hops all
+    # every (start, hop sequence) combination, in a random order: a walk whose hops all
     # have clear winners is rare in a cluttered room, so look at all of them
-    prefixes = [[("closest", "farthest")[(k >> j) & 1] for j in range(hops - 1)] for k in range(2 ** (hops - 1))]
-    tries = [(s, p) for s in range(len(starts)) for p in range(len(prefixes))]
+    walks = [[("closest", "farthest")[(k >> j) & 1] for j in range(hops)] for k in range(2 ** hops)]
+    tries = [(s, p) for s in range(len(starts)) for p in range(len(walks))]
     for i in ctx.rng.permutation(len(tries)):
         x = starts[tries[int(i)][0]]
-        modes = prefixes[tries[int(i)][1]] + [final_mode]
+        modes = walks[tries[int(i)][1]]
         walked = _walk(pano, x, modes, margin, box_margin)
         if walked is None:
             continue
@@ -245,7 +242,7 @@ def _build_chain(ctx: TaskContext, pano: Pano) -> Question | None:
     subtype, a, b = balanced(ctx, "subtype_answer", CHAIN_PLAN)
     if subtype == "transitive":
         return _build_transitive(ctx, pano, a, b)
-    return _build_compositional(ctx, pano, a)
+    return _build_compositional(ctx, pano)
 
 
 def derive_chain(item: Item, scenes: dict[str, Scene]) -> str:
