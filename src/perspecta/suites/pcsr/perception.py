@@ -1,11 +1,12 @@
 """PCSR foundational perception, T0-T2: counting, relative distance, relative direction.
 
 T0 counts 3D instances (every instance must pass the readability contract, so each can
-be seen and counted). The unit's target count is drawn first, evenly over 1..``count_max``
-(:func:`~perspecta.suites.pcsr.common.balanced`), then a room with a category of exactly
-that many pieces is found; the MCQ options are a uniformly drawn 4-subset of the same
-range that contains the answer, so neither an option's value nor its rank among the
-options says which one is right. T1 asks for the closest/farthest object to a named one;
+be seen and counted). The unit's target count is drawn first, evenly over 0..``count_max``
+(:func:`~perspecta.suites.pcsr.common.balanced`; zero asks about a category that belongs
+in that type of room but is absent), then a room with a category of exactly that many
+pieces is found; the MCQ options are a uniformly drawn 4-subset of the same range that
+contains the answer, so neither an option's value nor its rank among the options says
+which one is right. T1 asks for the closest/farthest object to a named one;
 the winner clears every other object (same category included) by a margin on centre
 AND box-surface distances, and the distractors are the next objects of the same ranking,
 so the options are the four most plausible answers, not the winner plus random ones.
@@ -95,15 +96,33 @@ def count_answer(scene: Scene, category: str) -> str:
     return str(sum(1 for o in scene.objects if o.category == category))
 
 
+# absent categories never asked about: too easily mistaken for a piece that is there
+# (a desk for a table, a dresser for a cabinet, a desk chair for an armchair)
+NOT_ASKED_ABSENT = frozenset({"cabinet", "wardrobe", "table", "desk", "chair", "armchair", "coffee_table", "nightstand"})
+
+
+def _absent_categories(scene: Scene) -> list[str]:
+    """Categories that belong in this type of room (its plan) but are not in it: a
+    count of zero is a real answer, and it lets the options span 0..n evenly."""
+    from perspecta.world.samplers import PLANS
+
+    present = {o.category for o in scene.objects}
+    plan = PLANS.get(scene.room.room_type if scene.room else "", ())
+    return sorted({s.category for s in plan} - present - NOT_ASKED_ABSENT)
+
+
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    top = int(ctx.knob("count_max", {"easy": 3, "standard": 4, "hard": 5}))
-    values = list(range(1, top + 1))
+    top = int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 4}))
+    values = list(range(0, top + 1))
     n = int(balanced(ctx, "count", values))
     counts = Counter(o.category for o in scene.objects)
-    ok = sorted(
-        c for c, k in counts.items() if k == n and all(pano.visible(o) for o in scene.objects if o.category == c)
-    )
+    if n == 0:
+        ok = _absent_categories(scene)
+    else:
+        ok = sorted(
+            c for c, k in counts.items() if k == n and all(pano.visible(o) for o in scene.objects if o.category == c)
+        )
     if not ok:
         return None
     category = pick(ctx.rng, ok)
@@ -117,11 +136,14 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
         return None
     return Question(
         subtype="count",
-        body=f"How many {plural(category)} are in the room? Count whole objects, not image regions.",
+        body=(
+            f"How many {plural(category)} are in the room? Count whole objects, not image regions; "
+            "the answer may be zero."
+        ),
         answer=str(n),
         aliases=number_aliases(n),
         distractors=[str(v) for v in chosen],
-        metadata={"category": category, "count_3d": n, "count_range": [1, top], "readability": record},
+        metadata={"category": category, "count_3d": n, "count_range": [0, top], "readability": record},
         candidates=[str(v) for v in range(11)],
     )
 
