@@ -319,7 +319,9 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
     for i in ctx.rng.permutation(len(refs)):
         f = refs[int(i)]
         st = fov_statuses(scene, f.category, fov, pano.visible_px, margin)
-        seen = {c for c in st if pano.best_instance(c) is not None}
+        # single-instance categories only: a category with many pieces is in view more
+        # often than one piece, so its name alone would predict the answer
+        seen = {c for c in st if c in single}
         ins = sorted(c for c, s in st.items() if s == "in" and c in seen)
         outs = [c for c, s in st.items() if s == "out" and c in seen]
         if not ins or len(outs) < 3:
@@ -331,7 +333,7 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
         # the object just outside the field first, then others near the edge
         distractors = outs[:1] + [outs[1:][int(k)] for k in ctx.rng.permutation(len(outs) - 1)][:2]
         # yes/no target: an object in view, or one of the two just outside it
-        pool = [c for c in (ins if want == "yes" else outs[:2]) if c in single]
+        pool = list(ins if want == "yes" else outs[:2])
         if not pool:
             continue
         target = pool[int(ctx.rng.integers(len(pool)))]

@@ -170,7 +170,7 @@ def _walk(
 
 def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    hops = int(ctx.knob("chain_hops", {"easy": 2, "standard": 3, "hard": 4}))
+    hops = int(ctx.knob("chain_hops", {"easy": 2, "standard": 2, "hard": 3}))
     margin, box_margin = distance_margins(ctx)
     starts = pano.referable()
     # every (start, hop sequence) combination, in a random order: a walk whose hops all
