@@ -37,6 +37,14 @@ MIN_VISIBLE_PX = readability.DEFAULT_CONTRACT.min_pixels  # panorama pixels an o
 MAX_ROOM_TRIES = 60  # rooms sampled per unit before the unit fails loudly
 MAX_RENDERS = 12  # of which at most this many are rendered
 
+# Categories a person cannot reliably tell apart in a room panorama (a closed bookcase
+# looks like a cabinet, a desk like a table): while two of a group are in the room, none
+# of that group is named, counted or offered as an option.
+CONFUSABLE: tuple[frozenset[str], ...] = (
+    frozenset({"cabinet", "bookcase", "wardrobe"}),
+    frozenset({"table", "desk", "coffee_table", "dressing_table"}),
+)
+
 # Display names; anything not listed shows its category with spaces.
 DISPLAY = {"tv": "TV"}
 # Domain synonyms accepted by relaxed scoring (display name -> other words for it).
@@ -143,10 +151,17 @@ class Pano:
     def visible(self, obj: SceneObject) -> bool:
         return not readability.object_problems(obj.id, self.facts.get(obj.id, {}))
 
+    def confusable(self, category: str) -> bool:
+        """Whether another category of ``category``'s look-alike group is in the room."""
+        return confusable(self.scene, category)
+
     def referable(self) -> list[SceneObject]:
-        """Objects a question may name by category alone (single instance, visible)."""
+        """Objects a question may name by category alone (single instance, visible, no
+        look-alike category in the room)."""
         counts = Counter(o.category for o in self.scene.objects)
-        return [o for o in self.scene.objects if counts[o.category] == 1 and self.visible(o)]
+        return [
+            o for o in self.scene.objects if counts[o.category] == 1 and self.visible(o) and not self.confusable(o.category)
+        ]
 
     def best_instance(self, category: str) -> SceneObject | None:
         """The most visible object of ``category`` (what a reader would look at), if visible."""
@@ -158,7 +173,15 @@ class Pano:
         name it uses), plus ``extra`` entries (``winner_margin``, ``bin_margin``); None
         when anything breaks the contract, so the caller tries another question/room."""
         rec: dict[str, Any] = {"objects": {n: dict(self.facts.get(o.id, {})) for n, o in sorted(named.items())}, **extra}
+        if any(self.confusable(o.category) for o in named.values()):
+            return None
         return None if readability.problems(rec) else rec
+
+
+def confusable(scene: Scene, category: str) -> bool:
+    """Whether ``scene`` holds another category of ``category``'s look-alike group."""
+    present = {o.category for o in scene.objects}
+    return any(category in g and len(g & present - {category}) > 0 for g in CONFUSABLE)
 
 
 def object_facts(scene: Scene, instance: np.ndarray) -> dict[str, dict[str, Any]]:

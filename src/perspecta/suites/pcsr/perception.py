@@ -29,6 +29,7 @@ from perspecta.suites.pcsr.common import (
     balanced,
     build_unit,
     by_category,
+    confusable,
     display,
     pick,
     the,
@@ -108,7 +109,7 @@ def _absent_categories(scene: Scene) -> list[str]:
 
     present = {o.category for o in scene.objects}
     plan = PLANS.get(scene.room.room_type if scene.room else "", ())
-    return sorted({s.category for s in plan} - present - NOT_ASKED_ABSENT)
+    return sorted(c for c in {s.category for s in plan} - present - NOT_ASKED_ABSENT if not confusable(scene, c))
 
 
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
@@ -121,7 +122,8 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
         ok = _absent_categories(scene)
     else:
         ok = sorted(
-            c for c, k in counts.items() if k == n and all(pano.visible(o) for o in scene.objects if o.category == c)
+            c for c, k in counts.items()
+            if k == n and not pano.confusable(c) and all(pano.visible(o) for o in scene.objects if o.category == c)
         )
     if not ok:
         return None
