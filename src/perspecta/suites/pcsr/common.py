@@ -34,7 +34,7 @@ from perspecta.world.scene import Camera, Scene, SceneObject
 SUITE = "pcsr"
 PANO_SIZE = (1024, 512)
 MIN_VISIBLE_PX = readability.DEFAULT_CONTRACT.min_pixels  # panorama pixels an object needs to be named
-MAX_ROOM_TRIES = 60  # rooms sampled per unit before the unit fails loudly
+MAX_ROOM_TRIES = 100  # rooms sampled per unit before the unit fails loudly
 MAX_RENDERS = 12  # of which at most this many are rendered
 
 # Categories a person cannot reliably tell apart in a room panorama (a closed bookcase
