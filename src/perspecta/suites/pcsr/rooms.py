@@ -29,7 +29,7 @@ import numpy as np
 from PIL import Image
 
 from perspecta.suites.context import TaskContext, split_for_seed, stable_key
-from perspecta.suites.pcsr.common import Pano, render_pano
+from perspecta.suites.pcsr.common import Pano, render_pano, room_knobs
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.scene import Scene
 
@@ -73,13 +73,14 @@ def shared_scene(ctx: TaskContext, key: RoomKey, panorama_size: tuple[int, int])
     """
     from perspecta.dataset.io import scene_from_record
 
+    knobs = room_knobs(ctx)  # read (and so recorded) whether or not the room is cached
     record = _cache(ctx) / f"{key.name}.scene.json"
     if not record.exists():
         rng = np.random.default_rng(key.seed_sequence(ctx.root_seed))
         try:
             scene = sample_room(
                 rng, ctx.library, scene_id=f"pcsr-room-{key.name}", seed=key.seed(ctx.root_seed),
-                room_type=ctx.config.get("room_type"), panorama_size=panorama_size,
+                room_type=ctx.config.get("room_type"), panorama_size=panorama_size, **knobs,
             )
             data = scene.to_dict()
         except SamplingError as e:
