@@ -23,9 +23,9 @@ console = Console()
 
 def _register_commands() -> None:
     """Each area keeps its commands in its own ``cli_<area>.py`` with a ``register(app)``."""
-    from perspecta import cli_eval, cli_human, cli_interop, cli_report
+    from perspecta import cli_audit, cli_eval, cli_human, cli_interop, cli_report
 
-    for module in (cli_eval, cli_report, cli_human, cli_interop):
+    for module in (cli_eval, cli_audit, cli_report, cli_human, cli_interop):
         module.register(app)
 
 
