@@ -55,7 +55,7 @@ def audit_command(
     from perspecta.dataset.io import write_json_atomic
 
     if not 0 <= threshold < 100:
-        console.print(f"[red]error:[/] --threshold must be in [0, 100) points, got {threshold:g}", highlight=False)
+        console.print(f"[red]error:[/] --threshold must be in [0, 100) points, got {threshold:g}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     if min_clusters < 2:
         console.print(f"[red]error:[/] --min-clusters must be at least 2, got {min_clusters}", highlight=False)
@@ -63,7 +63,7 @@ def audit_command(
     try:
         result = audit_dataset(dataset, threshold=threshold / 100.0, min_clusters=min_clusters)
     except AuditInputError as e:
-        console.print(f"[red]error:[/] {e}", highlight=False)
+        console.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     out = _wide_console()
     if quiet:

@@ -35,6 +35,9 @@ from perspecta.audit.stats import Estimate, share_interval
 from perspecta.dataset.item import Item
 
 DEFAULT_THRESHOLD = 0.05
+# The skill-free score of a cell is the best of the five predictors, so each predictor's
+# interval is taken at 1 - 0.05/5: together they hold with 95% confidence (Bonferroni).
+PREDICTOR_CONFIDENCE = 1.0 - 0.05 / 5
 MIN_CLUSTERS = 8
 TEXT_ONLY = "text_only"
 
@@ -174,7 +177,7 @@ def _cell(items: list[Item], idx: np.ndarray, cluster: np.ndarray, chance: np.nd
         letters = [it.answer for it, m in zip(sub_items, mcq) if m]
         top_letter, _ = sorted(Counter(letters).items(), key=lambda kv: (-kv[1], kv[0]))[0]
         letter_share = share_interval(np.array([a == top_letter for a in letters]), cl[mcq], key + "/letter")
-    predictors = {fam: None if c is None else share_interval(c[idx], cl, f"{key}/{fam}")
+    predictors = {fam: None if c is None else share_interval(c[idx], cl, f"{key}/{fam}", PREDICTOR_CONFIDENCE)
                   for fam, c in correct.items()}
     n_clusters = len(np.unique(cl))
     return Cell(suite, task, subtype, control, len(idx), n_clusters, float(chance[idx].mean()), answer_share,

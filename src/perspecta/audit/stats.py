@@ -14,8 +14,9 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 
-N_BOOT = 1000
+N_BOOT = 2000
 Z95 = 1.959963984540054
 
 
@@ -38,8 +39,8 @@ def wilson(p: float, n: float, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def share_interval(hits: np.ndarray, cluster: np.ndarray, key: str) -> Estimate:
-    """Point estimate and 95% interval of ``hits.mean()`` resampling clusters."""
+def share_interval(hits: np.ndarray, cluster: np.ndarray, key: str, confidence: float = 0.95) -> Estimate:
+    """Point estimate and ``confidence`` interval of ``hits.mean()`` resampling clusters."""
     n = len(hits)
     if n == 0:
         return Estimate(float("nan"), 0.0, 1.0)
@@ -51,9 +52,10 @@ def share_interval(hits: np.ndarray, cluster: np.ndarray, key: str) -> Estimate:
     rng = np.random.default_rng(zlib.crc32(key.encode("utf-8")))
     draw = rng.integers(0, c, size=(N_BOOT, c))
     boot = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
-    b_lo, b_hi = (float(x) for x in np.quantile(boot, [0.025, 0.975]))
+    alpha = 1.0 - confidence
+    b_lo, b_hi = (float(x) for x in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
     var = float(boot.var())
     n_eff = p * (1 - p) / var if var > 0 else float(c)
     n_eff = min(max(n_eff, float(c)), float(n))
-    w_lo, w_hi = wilson(p, n_eff)
+    w_lo, w_hi = wilson(p, n_eff, z=float(norm.ppf(1 - alpha / 2)))
     return Estimate(p, min(b_lo, w_lo), max(b_hi, w_hi))
