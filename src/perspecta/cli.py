@@ -178,6 +178,10 @@ def run(
         raise typer.Exit(1)
     console.print(f"[green]validated[/]: every answer of {manifest['counts']['items']} items re-derived from geometry.")
 
+    from perspecta.cli_audit import audit_for_run
+
+    audit_for_run(data, console)
+
     from perspecta.cli_eval import run_main_job
 
     summary, table = run_main_job(data, out / "results")

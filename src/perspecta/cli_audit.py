@@ -55,7 +55,8 @@ def audit_command(
     from perspecta.dataset.io import write_json_atomic
 
     if not 0 <= threshold < 100:
-        console.print(f"[red]error:[/] --threshold must be in [0, 100) points, got {threshold:g}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/] --threshold must be in [0, 100) points, got {threshold:g}",
+                      highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     if min_clusters < 2:
         console.print(f"[red]error:[/] --min-clusters must be at least 2, got {min_clusters}", highlight=False)
@@ -79,6 +80,28 @@ def audit_command(
     out.print(f"{status} above chance by more than {threshold:g} points at the 95% lower bound "
               f"({result.n_items} items, {result.seconds:.1f} s)" + (f"; JSON: {json_out}" if json_out else ""))
     raise typer.Exit(1 if failures else 0)
+
+
+def audit_for_run(dataset: Path, out: Console) -> None:
+    """``perspecta run``'s audit step: write ``DATASET/audit.json`` (the report shows it) and
+    print the worst skill-free gap per suite. It informs and never stops the run: the
+    default run's subtypes are mostly too small to judge."""
+    from perspecta.audit import AUDIT_FILE
+    from perspecta.audit.core import audit_dataset
+    from perspecta.audit.features import AuditInputError
+    from perspecta.audit.render import worst_table
+    from perspecta.dataset.io import write_json_atomic
+
+    try:
+        result = audit_dataset(dataset)
+    except AuditInputError as e:
+        out.print(f"[yellow]audit skipped:[/] {e}", highlight=False, soft_wrap=True)
+        return
+    write_json_atomic(dataset / AUDIT_FILE, result.to_dict())
+    out.print(worst_table(result))
+    judged = sum(c.judged and not c.control for c in result.cells)
+    out.print(f"audit: {len(result.failures)} of {judged} judged cells fail ({result.seconds:.1f} s); "
+              f"full table: perspecta audit {dataset}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
