@@ -15,9 +15,10 @@ from rich.console import Console
 console = Console()
 
 
-def _wide_console() -> Console:
+def _wide_console(base: Console | None = None, width: int = 200) -> Console:
     """A console wide enough for the audit table even when output is piped."""
-    return console if console.is_terminal else Console(width=200)
+    base = base or console
+    return base if base.is_terminal else Console(width=width)
 
 
 def print_result(result, out: Console) -> None:  # noqa: ANN001 (AuditResult; import kept lazy)
@@ -98,10 +99,10 @@ def audit_for_run(dataset: Path, out: Console) -> None:
         out.print(f"[yellow]audit skipped:[/] {e}", highlight=False, soft_wrap=True)
         return
     write_json_atomic(dataset / AUDIT_FILE, result.to_dict())
-    out.print(worst_table(result))
+    _wide_console(out, 110).print(worst_table(result))
     judged = sum(c.judged and not c.control for c in result.cells)
     out.print(f"audit: {len(result.failures)} of {judged} judged cells fail ({result.seconds:.1f} s); "
-              f"full table: perspecta audit {dataset}", highlight=False)
+              f"full table: perspecta audit {dataset}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -59,13 +59,16 @@ def cells_table(result: AuditResult) -> Table:
 
 
 def worst_table(result: AuditResult) -> Table:
-    t = Table(title="Worst skill-free gap per suite", box=box.SIMPLE_HEAD)
-    for col in ("suite", "task / subtype", "predictor", "score [95%]", "chance", "gap", "verdict"):
-        t.add_column(col)
+    """One row per suite: its cell with the highest gap lower bound (judged cells first)."""
+    t = Table(title="Worst skill-free gap per suite (points)", box=box.SIMPLE_HEAD)
+    t.add_column("suite", no_wrap=True)
+    t.add_column("task / subtype", overflow="fold", min_width=24)
+    for col in ("predictor", "score", "chance", "gap (lower)", "verdict"):
+        t.add_column(col, no_wrap=True, justify="left" if col in ("predictor", "verdict") else "right")
     for suite, c in result.worst_by_suite().items():
         w = c.worst
-        t.add_row(suite, c.key.split("/", 1)[1], FAMILY_TITLES.get(w or "", "—"),
-                  estimate(c.predictors.get(w) if w else None), pts(c.chance),
+        score = c.predictors.get(w) if w else None
+        t.add_row(suite, c.key.split("/", 1)[1], w or "—", pts(score.value if score else None), pts(c.chance),
                   "—" if c.gap is None else f"{100 * c.gap:+.0f} (≥{100 * c.gap_lo:+.0f})",  # type: ignore[operator]
                   verdict(c), style="bold red" if c.fail else None)
     return t
