@@ -33,7 +33,7 @@ def toy_suite_hook(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("kind,family", [
-    ("imbalance", "prior"), ("parity", "ids"), ("text", "text"),
+    ("imbalance", "prior"), ("parity", "ids"), ("text", "text"), ("text_slot", "text"),
     ("identical_images", "images"), ("suite_feature", "features"),
 ])
 def test_each_planted_shortcut_fails_the_audit_through_its_own_predictor(

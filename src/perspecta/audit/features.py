@@ -151,21 +151,64 @@ def _rank(values: list[float], i: int) -> int:
     return sum(v < values[i] for v in values)
 
 
+_STOP = frozenset("the and you your which what from with that this are was were for its into now".split())
+_OPTION_LINE = re.compile(r"^\s*[a-z][.)]\s.*$", re.MULTILINE)
+
+
+def question_body(item: Item) -> str:
+    """The question without image markers and without its option lines ("A. box")."""
+    return _OPTION_LINE.sub(" ", item.question.replace(IMAGE_MARKER, " ").lower())
+
+
+def _asked_words(body: str) -> list[str]:
+    """Words of the question proper: the last sentence that ends in '?' (else the last one)."""
+    sentences = [x for x in re.split(r"(?<=[.?!])\s+", body.strip()) if x.strip()]
+    asked = [x for x in sentences if x.rstrip().endswith("?")]
+    return _words((asked or sentences or [""])[-1])
+
+
+def _mention_features(words: list[str], asked: list[str], text: str) -> Features:
+    """Where a candidate is named in the question: how often, and the two words before
+    and after each of its first three mentions -- alone and with each word and each pair
+    of words of the asked sentence, so "farther ... [the X] or the" can point at the right
+    premise slot, and "from the back ... on the right" can flip it (a pair, not a sum)."""
+    cw = _words(text)
+    if not cw:
+        return {}
+    n = len(cw)
+    at = [i for i in range(len(words) - n + 1) if words[i:i + n] == cw]
+    f: Features = {f"mentions={min(len(at), 3)}": 1.0}
+    for j, p in enumerate(at[:3]):
+        for side, ctx in (("prev", "_".join(words[max(0, p - 2):p])), ("next", "_".join(words[p + n:p + n + 2]))):
+            f[f"m{j}.{side}={ctx}"] = 1.0
+            for w in asked:
+                f[f"m{j}.{side}={ctx}|ask:{w}"] = 1.0
+    return f
+
+
+def _asked_pairs(asked: list[str]) -> list[str]:
+    """Unordered pairs of the asked sentence's content words (at most 12 of them)."""
+    content = sorted({w for w in asked if len(w) > 2 and w not in _STOP})[:12]
+    return [f"{a}+{b}" for i, a in enumerate(content) for b in content[i + 1:]]
+
+
 def _text_candidate_features(item: Item, cands: list[Candidate]) -> list[Features]:
+    body = question_body(item)
+    words, asked = _words(body), _asked_words(body)
+    asked_terms = asked + _asked_pairs(asked)
+    out: list[Features] = [_mention_features(words, asked_terms, c.text) if c.text else {} for c in cands]
     texts = [c.text for c in cands]
-    out: list[Features] = [{} for _ in cands]
     if item.answer_type != "mcq" or not all(texts):
         return out
-    q = item.question.lower()
-    occurrences = [q.count(t) for t in texts]
-    base = min(occurrences)
+    first = [next((i for i in range(len(words)) if words[i:i + len(_words(t))] == _words(t)), len(words))
+             for t in texts]
     numeric = [float(t) for t in texts] if all(_NUMBER.match(t) for t in texts) else None
     lengths = [float(len(t)) for t in texts]
     for i, c in enumerate(cands):
         f = out[i]
         for w in set(_words(c.text)):
             f[f"ct:{w}"] = 1.0
-        f[f"in_q+{min(occurrences[i] - base, 3)}"] = 1.0
+        f[f"first_mention_rank={_rank([float(x) for x in first], i)}"] = 1.0
         f[f"len_rank={_rank(lengths, i)}"] = 1.0
         f[f"len_rank_rev={_rank([-v for v in lengths], i)}"] = 1.0
         if numeric is not None:

@@ -8,6 +8,8 @@ task carrying the shortcut named by ``kind``:
 ``imbalance``         80% of the answers are "no"
 ``parity``            the answer is "yes" exactly when the unit index in the id is even
 ``text``              the question's wording ("left of" / "right of") fixes the answer
+``text_slot``         MCQ: premises in the question order three objects; the one asked for is
+                      always the one the premises name last (a rule on the text, any names)
 ``identical_images``  "no" items show two byte-identical images, "yes" items two different ones
 ``suite_feature``     a metadata field only the suite's ``audit_features`` hook reads fixes the answer
 ``clean``             no shortcut anywhere (iid uniform answers)
@@ -27,7 +29,7 @@ from PIL import Image
 from perspecta.dataset.io import checksums, write_json_atomic, write_jsonl_atomic
 from perspecta.dataset.item import IMAGE_MARKER, Item, letter_options
 
-PLANTS = ("clean", "imbalance", "parity", "text", "identical_images", "suite_feature")
+PLANTS = ("clean", "imbalance", "parity", "text", "text_slot", "identical_images", "suite_feature")
 SUITE = "toy"
 HIDDEN_KEY = "pose_class"  # read only by the test suite's audit_features hook
 _OBJECTS = ("chair", "lamp", "mug", "car", "vase", "sofa", "table", "plant", "dog", "bike")
@@ -130,6 +132,19 @@ def _mcq_task(b: _Builder, task: str, n_units: int) -> None:
               subtype=f"{task}_{b.pick(['indoor', 'outdoor'])}", options=order, metadata={"category": obj})
 
 
+def _slot_task(b: _Builder, task: str, n_units: int) -> None:
+    """An MCQ whose answer is fixed by the premises' order: the last-named object is farthest."""
+    for u in range(n_units):
+        names = [str(x) for x in b.rng.choice(_OBJECTS, size=3, replace=False)]
+        order = list(names)
+        b.rng.shuffle(order)
+        question = (f"The {names[0]} is closer to you than the {names[1]}, and the {names[1]} is closer to you "
+                    f"than the {names[2]}. Which of them is farthest from you?\n"
+                    + "\n".join(f"{'ABC'[i]}. {t}" for i, t in enumerate(order)))
+        b.add(task, u, question, [b.image(task, u, "view")], "mcq", "ABC"[order.index(names[2])],
+              subtype=f"{task}_{b.pick(['near', 'far'])}", options=order, metadata={"category": names[0]})
+
+
 def _open_task(b: _Builder, task: str, n_units: int) -> None:
     """A clean open task: count 1-4, uniform."""
     for u in range(n_units):
@@ -156,6 +171,8 @@ def planted_dataset(root: str | Path, kind: str, *, n_units: int = 60, seed: int
         _yesno_task(b, "planted", n_units, answer_for=lambda u: "yes" if u % 2 == 0 else "no")
     elif kind == "text":
         _yesno_task(b, "planted", n_units, wording=lambda a: "left of" if a == "yes" else "right of")
+    elif kind == "text_slot":
+        _slot_task(b, "planted", n_units)
     elif kind == "identical_images":
         _yesno_task(b, "planted", n_units, identical_for_no=True)
     elif kind == "suite_feature":
