@@ -84,7 +84,7 @@ def matrix(rows: list[Features]) -> tuple[sparse.csr_matrix, list[str]]:
 
 
 def _model() -> LogisticRegression:
-    return LogisticRegression(C=1.0, solver="liblinear", max_iter=200, random_state=0)
+    return LogisticRegression(C=1.0, solver="liblinear", dual=True, max_iter=200, random_state=0)
 
 
 def _fit(X: sparse.csr_matrix, y: np.ndarray) -> LogisticRegression:
