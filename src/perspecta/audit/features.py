@@ -167,6 +167,14 @@ def _asked_words(body: str) -> list[str]:
     return _words((asked or sentences or [""])[-1])
 
 
+def _positions(words: list[str], phrase: list[str]) -> list[int]:
+    """Start indices of ``phrase`` in ``words``."""
+    n = len(phrase)
+    if not n:
+        return []
+    return [i for i, w in enumerate(words) if w == phrase[0] and words[i:i + n] == phrase]
+
+
 def _mention_features(words: list[str], asked: list[str], text: str) -> Features:
     """Where a candidate is named in the question: how often, and the two words before
     and after each of its first three mentions -- alone and with each word and each pair
@@ -176,7 +184,7 @@ def _mention_features(words: list[str], asked: list[str], text: str) -> Features
     if not cw:
         return {}
     n = len(cw)
-    at = [i for i in range(len(words) - n + 1) if words[i:i + n] == cw]
+    at = _positions(words, cw)
     f: Features = {f"mentions={min(len(at), 3)}": 1.0}
     for j, p in enumerate(at[:3]):
         for side, ctx in (("prev", "_".join(words[max(0, p - 2):p])), ("next", "_".join(words[p + n:p + n + 2]))):
@@ -200,15 +208,14 @@ def _text_candidate_features(item: Item, cands: list[Candidate]) -> list[Feature
     texts = [c.text for c in cands]
     if item.answer_type != "mcq" or not all(texts):
         return out
-    first = [next((i for i in range(len(words)) if words[i:i + len(_words(t))] == _words(t)), len(words))
-             for t in texts]
+    first = [float(next(iter(_positions(words, _words(t))), len(words))) for t in texts]
     numeric = [float(t) for t in texts] if all(_NUMBER.match(t) for t in texts) else None
     lengths = [float(len(t)) for t in texts]
     for i, c in enumerate(cands):
         f = out[i]
         for w in set(_words(c.text)):
             f[f"ct:{w}"] = 1.0
-        f[f"first_mention_rank={_rank([float(x) for x in first], i)}"] = 1.0
+        f[f"first_mention_rank={_rank(first, i)}"] = 1.0
         f[f"len_rank={_rank(lengths, i)}"] = 1.0
         f[f"len_rank_rev={_rank([-v for v in lengths], i)}"] = 1.0
         if numeric is not None:
