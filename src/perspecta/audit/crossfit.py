@@ -1,7 +1,7 @@
 """Cross-fitting: every item is predicted by a model that never saw its own cluster.
 
 A *cluster* is the set of items that share a fact: the same ``group`` (variants of one
-question), the same ``scene_id`` or the same unit index (DORI's coarse and granular
+question), the same ``scene_id`` or the same unit index (the coarse and granular
 items of one scene). Clusters are joined transitively (union-find), then dealt into
 up to five folds in a seeded order; each fold is predicted by a logistic regression
 fitted on the other folds. So a text model cannot score by having seen the other
