@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install everything Perspecta needs on a fresh Debian machine: the system libraries
-# (Mesa's headless EGL for the default renderer, Sweet Home 3D's furniture catalogue)
+# (Mesa's headless EGL for the default renderer, Sweet Home 3D's furniture catalogue,
+# Blender's CC0 HDRI skies from blender-data)
 # and a virtual environment .venv with the package and its test tools.
 # Idempotent: a second run checks and returns quickly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri sweethome3d-furniture chromium)
+APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri sweethome3d-furniture blender-data chromium)
 PYTHON=${PYTHON:-python3}
 EXTRAS=${PERSPECTA_EXTRAS:-test,hf,ray,interop,train}
 

@@ -123,10 +123,28 @@ def test_animals_head_front_tail_back(family: str) -> None:
         a = build(family, seed)
         head, tail = centroid(a, "head"), centroid(a, "tail")
         assert head[0] > 0.2 * a.extent()[0] / 2 and tail[0] < 0
-        assert centroid(a, "eye_left")[0] > head[0] and centroid(a, "eye_left")[1] > 0
+        # a horse's eyes sit at the back of its long head; other animals' ahead of its centre
+        behind = centroid(a, "neck")[0] if family == "horse" else head[0]
+        assert centroid(a, "eye_left")[0] > behind and centroid(a, "eye_left")[1] > 0
         assert parts(a, "leg")[:, 2].min() < 1e-5  # stands on its legs
         if family != "cat":
             assert centroid(a, "nose")[0] > head[0]
+
+
+def test_horse_reads_as_a_horse_not_a_dog() -> None:
+    """Proportions a person uses to tell a horse from a dog: legs longer than the body is
+    deep, a neck rising well above the back, a head much longer than it is tall, a tail
+    hanging most of the way down the hind legs."""
+    for seed in SEEDS:
+        h = build("horse", seed)
+        body = parts(h, "body")
+        back, belly = body[:, 2].max(), body[:, 2].min()
+        assert belly > 1.15 * (back - belly)  # long legs (a dog: ~0.8)
+        assert parts(h, "head")[:, 2].max() > back + 0.45  # head carried high on the neck
+        head = parts(h, "head")
+        assert np.ptp(head[:, 0]) > 1.4 * np.ptp(head[:, 1])  # long narrow head
+        assert parts(h, "tail")[:, 2].min() < belly  # the tail hangs below the belly
+        assert len(parts(h, "mane")) > 0
 
 
 def test_mug_handle_on_right() -> None:

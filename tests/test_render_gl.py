@@ -148,13 +148,40 @@ def test_depth_and_face_colour_from_plus_x(renderer) -> None:
     assert res.depth[48, 48] == pytest.approx(3.5, abs=1e-4)
     assert res.depth[40:56, 40:56] == pytest.approx(3.5, abs=1e-4)
     # Expected colour, by hand: Lambert with the default sun (-0.4, 0.3, -1) on normal +X,
-    # hemispherical ambient 0.35 * mix(0.55, 1, 0.5), all in linear light, then sRGB.
+    # hemispherical ambient 0.35 * mix(0.55, 1, 0.5) (the sky fill comes from the side
+    # opposite the sun, -X here, so it adds nothing), plus the sun highlight and the
+    # Fresnel sky reflection seen head-on, all in linear light, then sRGB.
+    from perspecta.render.gl import ALBEDO_FLOOR, SPECULAR
+
     d = np.array([-0.4, 0.3, -1.0]) / np.linalg.norm([-0.4, 0.3, -1.0])
-    light = 0.35 * 0.775 + max(-d[0], 0.0)
-    expected = [_srgb8(_lin(c) * light) for c in RED]
+    ndl = max(-d[0], 0.0)
+    light = 0.35 * 0.775 + ndl
+    v = np.array([1.0, 0.0, 0.0])
+    h = (v - d) / np.linalg.norm(v - d)
+    highlight = SPECULAR * ndl * max(h[0], 0.0) ** 40
+    t = (0.0 + 0.2) / 0.6  # smoothstep(-0.2, 0.4, z of the reflected ray = 0)
+    env = 0.35 * (0.55 + 0.45 * (3 * t * t - 2 * t ** 3))
+    reflection = SPECULAR * 0.04 * env
+    expected = [_srgb8(max(_lin(c), ALBEDO_FLOOR) * light + highlight + reflection) for c in RED]
     assert np.abs(res.rgb[48, 48].astype(float) - expected).max() <= 2.0
     # background (sky) has infinite depth and id 0
     assert np.isinf(res.depth[0, 0]) and res.instance[0, 0] == 0
+
+
+def test_black_object_keeps_its_shape(renderer) -> None:
+    """A near-black box is not a silhouette: its pixels are well above black and its
+    three visible faces (top, sunny side, shadow side) differ in brightness."""
+    obj = SceneObject("a", "test:box", "box", Pose((0.0, 0.0, 0.0), yaw=20), color=(0.02, 0.02, 0.02))
+    cam = Camera(position=(3.0, -2.2, 2.2), look_at=(0, 0, 0.5), width=96, height=96)
+    res = renderer.render(_scene([obj], light=Light(direction=(0.5, 0.4, -0.8))), cam)
+    mask = res.instance == 1
+    lum = res.rgb.astype(float) @ np.array([0.2126, 0.7152, 0.0722])
+    assert mask.sum() > 1000
+    assert lum[mask].mean() > 35.0  # the pure-Lambert renderer gave 5.6
+    # face brightness levels: a silhouette has one level; a lit box has three
+    levels = np.unique(np.round(lum[mask] / 6.0))
+    counts = [(np.round(lum[mask] / 6.0) == lv).sum() for lv in levels]
+    assert sum(c > 100 for c in counts) >= 3
 
 
 def test_plus_x_face_only_visible_from_plus_x(renderer) -> None:
@@ -406,3 +433,55 @@ def test_panorama_directions_on_every_cube_face(renderer) -> None:
         assert abs(got_lon - lon) < 3.0 and abs(got_lat - lat) < 3.0, (lon, lat, got_lon, got_lat)
         # the box's near face is ~3.9 m away in that direction
         assert 3.8 < float(res.depth[ys, xs].min()) < 4.0
+
+
+# ---------------------------------------------------------------- ground materials
+
+
+def _ground_scene(material: str | None, seed: int = 5) -> Scene:
+    ground = {"size": 30.0, "color": [0.6, 0.6, 0.58], "sky_color": [0.78, 0.85, 0.95]}
+    if material is not None:
+        ground["material"] = material
+    d = {"scene_id": "g", "seed": seed, "kind": "studio", "ground": ground,
+         "objects": [{"id": "a", "asset_id": "test:box", "category": "box", "scale": 0.5,
+                      "size": [0.5, 0.5, 0.5], "pose": {"position": [0.0, 0.0, 0.0]}}]}
+    return Scene.from_dict(d)
+
+
+def test_old_ground_records_render_as_plain(renderer) -> None:
+    """A record written before ground materials existed renders byte-identically to an
+    explicit plain ground, and differently from a textured one."""
+    cam = Camera(position=(3, -2, 1.5), look_at=(0, 0, 0.2), width=64, height=64)
+    old = renderer.render(_ground_scene(None), cam)
+    plain = renderer.render(_ground_scene("plain"), cam)
+    tiles = renderer.render(_ground_scene("tiles"), cam)
+    assert _ground_scene(None).ground.material == "plain"
+    assert np.array_equal(old.rgb, plain.rgb)
+    assert not np.array_equal(old.rgb, tiles.rgb)
+
+
+def test_textured_ground_shows_camera_motion(renderer) -> None:
+    """Moving the camera 15 cm sideways changes ground pixels far more on a textured
+    ground than on a plain one (where only shading gradients move)."""
+    def change(material: str) -> float:
+        a = Camera(position=(3, -2, 1.5), look_at=(0, 0, 0.2), width=96, height=96)
+        b = Camera(position=(3.15, -1.9, 1.5), look_at=(0.15, 0.1, 0.2), width=96, height=96)
+        ra, rb = (renderer.render(_ground_scene(material), c) for c in (a, b))
+        ground = (ra.instance == 0) & (rb.instance == 0) & np.isfinite(ra.depth) & np.isfinite(rb.depth)
+        return float(np.abs(ra.rgb.astype(float) - rb.rgb.astype(float))[ground].mean())
+
+    plain = change("plain")
+    for material in ("tiles", "paving", "grass"):
+        assert change(material) > max(20 * plain, 2.0), material  # plain: ~0.1
+
+
+def test_ground_texture_is_deterministic_and_seeded() -> None:
+    from perspecta.render.ground import ground_texture
+
+    a = ground_texture("grass", 3)
+    assert a.shape == (512, 512, 3) and a.dtype == np.uint8
+    ground_texture.cache_clear()
+    assert np.array_equal(a, ground_texture("grass", 3))
+    assert not np.array_equal(a, ground_texture("grass", 4))
+    with pytest.raises(ValueError, match="unknown ground material 'lava'"):
+        ground_texture("lava", 0)

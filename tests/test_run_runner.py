@@ -169,7 +169,7 @@ def test_api_key_sent_but_never_logged(dataset: Path, tmp_path: Path, monkeypatc
 
 
 def test_depth_input_needs_saved_depth(dataset: Path, tmp_path: Path) -> None:
-    with pytest.raises(MissingDepthError, match="without saved depth"):
+    with pytest.raises(MissingDepthError, match="generated without them .regenerate with --with-depth"):
         evaluate(dataset, "baseline:chance", tmp_path, inputs=InputSettings(depth=True), progress=False)
     assert not (tmp_path / "results.jsonl").exists()
 

@@ -23,9 +23,9 @@ console = Console()
 
 def _register_commands() -> None:
     """Each area keeps its commands in its own ``cli_<area>.py`` with a ``register(app)``."""
-    from perspecta import cli_audit, cli_eval, cli_human, cli_interop, cli_report
+    from perspecta import cli_audit, cli_eval, cli_human, cli_interop, cli_report, cli_train
 
-    for module in (cli_eval, cli_audit, cli_report, cli_human, cli_interop):
+    for module in (cli_eval, cli_audit, cli_report, cli_human, cli_interop, cli_train):
         module.register(app)
 
 
@@ -49,14 +49,16 @@ def _fail(message: str) -> typer.Exit:
 def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None, renderer: str,
               image_size: int | None, resume: bool, splits: dict[str, float] | None = None,
               tasks: list[str] | None = None, suite_config: dict | None = None, *,
-              executor: str = "local", ray_address: str | None = None) -> dict:
+              executor: str = "local", ray_address: str | None = None, difficulty: str = "standard",
+              sweep: dict | None = None, with_depth: bool = False) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
     if workers is not None and workers < 1:
         raise _fail(f"--workers must be at least 1, got {workers}")
     try:
         return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume,
                                        splits or {"test": 1.0}, tasks, suite_config or {},
-                                       executor=executor, ray_address=ray_address)
+                                       executor=executor, ray_address=ray_address, difficulty=difficulty,
+                                       sweep=sweep, with_depth=with_depth)
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
@@ -64,11 +66,13 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
 def _generate_with_progress(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None,
                             renderer: str, image_size: int | None, resume: bool, splits: dict[str, float],
                             tasks: list[str] | None, suite_config: dict, *, executor: str = "local",
-                            ray_address: str | None = None) -> dict:
+                            ray_address: str | None = None, difficulty: str = "standard",
+                            sweep: dict | None = None, with_depth: bool = False) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size,
-                              splits=splits, tasks=tasks, suite_config=suite_config)
+                              splits=splits, tasks=tasks, suite_config=suite_config, difficulty=difficulty,
+                              sweep=sweep, with_depth=with_depth)
     start = time.perf_counter()
     with _progress() as progress:
         bar = progress.add_task("generating units", total=None, rate="")
@@ -118,15 +122,22 @@ def generate(
     executor: str = typer.Option("local", "--executor", help="local (processes on this machine) or ray."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address",
                                               help="With --executor ray: cluster to join (default: start a local one)."),
+    difficulty: str = typer.Option("standard", "--difficulty",
+                                   help="Preset of every task's difficulty knobs: easy, standard or hard."),
+    sweep: Optional[str] = typer.Option(None, "--sweep",
+                                        help="Span one knob evenly, KNOB=a:b:n (unit i takes value i mod n)."),
+    with_depth: bool = typer.Option(False, "--with-depth",
+                                    help="Also store each view's ground-truth depth as a 16-bit PNG beside it."),
 ) -> None:
     """Generate a benchmark dataset (same seed, same bytes, whatever the executor)."""
-    from perspecta.dataset.generate import parse_splits, parse_suite_config
+    from perspecta.dataset.generate import parse_splits, parse_suite_config, parse_sweep
     from perspecta.suites import registry
 
     suites = suite or registry.suites()
     try:
         splits = parse_splits(split)
         configs = parse_suite_config(suite_config or [])
+        sweep_spec = parse_sweep(sweep) if sweep else None
     except ValueError as e:
         raise _fail(str(e)) from None
     if task:
@@ -134,7 +145,8 @@ def generate(
     if executor == "local" and workers is None:
         workers = 1
     manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits, task or None, configs,
-                         executor=executor, ray_address=ray_address)
+                         executor=executor, ray_address=ray_address, difficulty=difficulty, sweep=sweep_spec,
+                         with_depth=with_depth)
     _summary(out, manifest)
 
 

@@ -43,7 +43,9 @@ def eval_command(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Default: per suite."),
     image_max_side: int = typer.Option(256, "--image-max-side", help="Downscale images to this side."),
     high_res: bool = typer.Option(False, "--high-res", help="Send images at full resolution."),
-    depth: bool = typer.Option(False, "--depth", help="Send the depth map beside each image."),
+    input_mode: str = typer.Option("rgb", "--input",
+                                   help="rgb, or depth-concat: each image with its ground-truth depth map beside it "
+                                        "(dataset made with generate --with-depth)."),
     split: str = typer.Option("test", "--split", help="Split to evaluate ('all' for every split)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Only these suites."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many items per task."),
@@ -60,6 +62,8 @@ def eval_command(
     from perspecta.run import EvalConfig, evaluate
     from perspecta.score.metrics import summary_table
 
+    if input_mode not in ("rgb", "depth-concat"):
+        raise _fail(f"--input must be rgb or depth-concat, got {input_mode!r}")
     if executor not in ("local", "ray"):
         raise _fail(f"--executor must be local or ray, got {executor!r}")
     if executor == "local" and len(base_url or []) > 1:
@@ -68,7 +72,7 @@ def eval_command(
         cfg = EvalConfig(
             concurrency=concurrency, timeout_s=timeout, max_retries=retries, prompt_modes=list(prompt_mode),
             repeats=repeats, seed=seed, temperature=temperature, max_tokens=max_tokens,
-            inputs=InputSettings(max_side=None if high_res else image_max_side, depth=depth),
+            inputs=InputSettings(max_side=None if high_res else image_max_side, depth=input_mode == "depth-concat"),
             split=None if split == "all" else split, suites=list(suite) if suite else None, limit=limit,
             cache_path=cache, progress=not no_progress,
         )

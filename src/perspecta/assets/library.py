@@ -39,8 +39,32 @@ class AssetInfo:
     name: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
+    @property
+    def real_size(self) -> tuple[float, float, float]:
+        """Real-world extent in metres (depth x, width y, height z) at scale 1.
+
+        Every source loads meshes at real size, so this is ``size``: the Sweet Home 3D
+        catalogue's width/depth/height, a procedural family's built dimensions (seed 0;
+        other seeds vary around it), a user sidecar's ``unit_scale``/``height``. A
+        sampler that scales an object away from 1 leaves the real world; see
+        ``perspecta.world.samplers.common.instantiate``.
+        """
+        return self.size
+
+    @property
+    def size_source(self) -> str:
+        """Where :attr:`real_size` comes from, for the manifest and for reviewers."""
+        return SIZE_SOURCES.get(self.source, "the asset source's mesh extent")
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+SIZE_SOURCES = {
+    "proc": "procedural family built at real dimensions (seed 0; seeds vary proportions)",
+    "sh3d": "Sweet Home 3D catalogue width/depth/height (cm)",
+    "user": "sidecar unit_scale or height",
+}
 
 
 class AssetSource(Protocol):
@@ -104,6 +128,15 @@ class AssetLibrary:
             for a in self.all()
             if a.category == category and (source is None or a.source == source)
         ]
+
+    def real_size(self, asset_id: str, params: dict[str, Any] | None = None) -> tuple[float, float, float]:
+        """Real-world extent (metres) of one instance: procedural families vary with
+        ``params["seed"]``; other sources ignore params and return ``info.real_size``."""
+        info = self.get(asset_id)
+        if not params or info.source != "proc":
+            return info.real_size
+        e = self.load_mesh(asset_id, params).extent()
+        return (float(e[0]), float(e[1]), float(e[2]))
 
     def categories(self) -> list[str]:
         return sorted({a.category for a in self._infos.values()})

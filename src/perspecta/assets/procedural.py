@@ -14,6 +14,7 @@ have no front; questions about their facing are answered "Cannot be determined".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -279,10 +280,8 @@ DOG = _Species(((0.46, 0.54), (0.25, 0.30), (0.24, 0.28)), (0.19, 0.25), (0.085,
 CAT = _Species(((0.30, 0.36), (0.12, 0.15), (0.13, 0.16)), (0.11, 0.14), (0.055, 0.065), 1.2, 0.2, 0.6, 0.35,
                "pointed", (0.22, 0.016, 0.75),
                ((0.92, 0.55, 0.2), (0.25, 0.25, 0.27), (0.10, 0.10, 0.10), (0.85, 0.83, 0.80), (0.55, 0.45, 0.35)))
-HORSE = _Species(((1.45, 1.65), (0.45, 0.52), (0.60, 0.70)), (0.80, 0.92), (0.13, 0.15), 4.2, 0.9, 1.3, 2.4,
-                 "pointed", (0.5, 0.06, -0.75),
-                 ((0.45, 0.26, 0.13), (0.20, 0.12, 0.08), (0.75, 0.72, 0.68), (0.10, 0.09, 0.08), (0.58, 0.32, 0.15)),
-                 snout_r=0.72, snout_drop=0.8)
+HORSE_COATS: tuple[RGB, ...] = ((0.45, 0.26, 0.13), (0.20, 0.12, 0.08), (0.75, 0.72, 0.68), (0.10, 0.09, 0.08),
+                              (0.58, 0.32, 0.15))
 SHEEP = _Species(((0.85, 1.0), (0.50, 0.58), (0.50, 0.58)), (0.32, 0.38), (0.10, 0.115), 0.5, 0.6, 1.0, 0.9,
                  "side", (0.12, 0.05, -0.6),
                  ((0.93, 0.91, 0.85), (0.85, 0.80, 0.70), (0.96, 0.95, 0.92)), head_coat=(0.12, 0.11, 0.10))
@@ -304,8 +303,6 @@ def _quadruped(b: _Builder, rng: np.random.Generator, sp: _Species) -> None:
             b.capsule(f"leg_{fname}_{side}", (x, y, zb), (x, y, lr), lr, sp.head_coat or coat, sp.head_coat is None)
     hx, hz = bl / 2 + sp.neck_fwd * hr, zb + bh / 2 + sp.neck_up * hr * 0.6
     b.capsule("neck", (bl * 0.36, 0, zb + bh * 0.1), (hx - 0.4 * hr, 0, hz - 0.2 * hr), sp.neck_r * hr, coat, True)
-    if sp is HORSE:
-        b.capsule("mane", (bl * 0.3, 0, zb + bh * 0.45), (hx - 0.7 * hr, 0, hz + 0.6 * hr), 0.45 * hr, dark)
     b.ellipsoid("head", (1.05 * hr, 0.85 * hr, 0.9 * hr), (hx, 0, hz), head_c, sp.head_coat is None)
     if sp.snout > 0:
         sl = sp.snout * hr
@@ -330,6 +327,60 @@ def _quadruped(b: _Builder, rng: np.random.Generator, sp: _Species) -> None:
     t0 = np.array([-bl * 0.46, 0, zb + bh * 0.25])
     direction = np.array([-np.sqrt(1 - up * up), 0, up])
     b.capsule("tail", t0, t0 + direction * tl * rng.uniform(0.85, 1.15), tr, dark if sp.head_coat is None else coat)
+
+
+def _ring(centre: ArrayLike3, ry: float, rz: float, n: int = 10, dx: float = 0.0) -> list[tuple[float, float, float]]:
+    """Points of an upright ellipse in the y-z plane around ``centre`` (for hulls)."""
+    cx, cy, cz = (float(c) for c in centre)
+    return [(cx + dx * math.cos(2 * math.pi * k / n), cy + ry * math.cos(2 * math.pi * k / n),
+             cz + rz * math.sin(2 * math.pi * k / n)) for k in range(n)]
+
+
+def _horse(b: _Builder, rng: np.random.Generator) -> None:
+    """A horse, built to read as one and not as a big dog: long thin legs with dark
+    hooves, a deep barrel, a long neck rising forward at ~50 degrees, a long narrow head
+    angled down to the muzzle, a dark mane along the neck and a long hanging tail.
+    Withers ~1.45-1.6 m, ~2.5 m from muzzle to tail."""
+    bl, bw, bh = rng.uniform(1.45, 1.65), rng.uniform(0.42, 0.5), rng.uniform(0.55, 0.64)
+    leg = rng.uniform(0.82, 0.92)  # ground to the belly
+    coat = _pick(rng, HORSE_COATS, 0.03)
+    dark = _shade(coat, 0.35) if sum(coat) > 0.6 else (0.05, 0.045, 0.04)
+    zb = leg + bh / 2
+    b.ellipsoid("body", (bl / 2, bw / 2, bh / 2), (0, 0, zb), coat, True)
+    b.ellipsoid("body_chest", (0.3, bw / 2 * 0.95, bh / 2 * 0.95), (bl * 0.34, 0, zb + 0.02), coat, True)
+    b.ellipsoid("body_rump", (0.32, bw / 2, bh / 2 * 0.98), (-bl * 0.32, 0, zb + 0.03), coat, True)
+    for fx, fname in ((1, "front"), (-1, "back")):
+        for s, side in ((1, "left"), (-1, "right")):
+            x, y = fx * bl * 0.34, s * bw * 0.26
+            b.capsule(f"leg_{fname}_{side}_upper", (x, y, zb - 0.05), (x - fx * 0.03, y, leg * 0.55), 0.085, coat, True)
+            b.capsule(f"leg_{fname}_{side}", (x - fx * 0.03, y, leg * 0.6), (x, y, 0.1), 0.045, coat, True)
+            b.cylinder(f"leg_{fname}_{side}_hoof", (x + 0.01, y, 0.0), (x + 0.01, y, 0.1), 0.06, dark)
+    # neck: a tapered hull from the chest up and forward to the poll
+    rise = rng.uniform(0.6, 0.7)
+    base = np.array([bl * 0.38, 0.0, zb + bh * 0.1])
+    poll = base + np.array([rise * 0.7, 0.0, rise])
+    b.hull("neck", _ring(base, 0.17, 0.24, dx=0.08) + _ring(poll, 0.09, 0.11, dx=0.04), coat, True)
+    # head: long and narrow, from the poll forward and down to the muzzle
+    muzzle = poll + np.array([0.42, 0.0, -0.3]) * rng.uniform(0.95, 1.08)
+    b.hull("head", _ring(poll + np.array([0.04, 0, 0.02]), 0.11, 0.12, dx=0.06) + _ring(muzzle, 0.075, 0.085, dx=0.05),
+           coat, True)
+    tip = muzzle + np.array([0.05, 0.0, -0.01])
+    b.ellipsoid("nose", (0.04, 0.065, 0.05), tip, dark)
+    for s, side in ((1, "left"), (-1, "right")):
+        eye = poll + np.array([0.14, s * 0.1, 0.0])
+        b.ellipsoid(f"eye_white_{side}", (0.03, 0.025, 0.028), eye, WHITE)
+        b.ellipsoid(f"eye_{side}", (0.022, 0.02, 0.022), eye + np.array([0.008, s * 0.01, 0]), BLACK)
+        ear = poll + np.array([-0.02, s * 0.06, 0.1])
+        b.cone(f"ear_{side}", ear, ear + np.array([-0.02, s * 0.02, 0.14]), 0.035, coat)
+    # mane along the top of the neck, and a forelock
+    crest = [(base[0] - 0.12, 0.0, zb + bh / 2 + 0.02), (poll[0] - 0.06, 0.0, poll[2] + 0.1)]
+    b.hull("mane", [(x, s * 0.05, z + dz) for x, _, z in crest for s in (-1, 1) for dz in (-0.09, 0.05)], dark)
+    # tail: from the top of the rump, hanging down in a long thick switch
+    t0 = np.array([-bl / 2 - 0.02, 0.0, zb + bh * 0.3])
+    t1 = t0 + np.array([-0.16, 0.0, -0.18])
+    t2 = t1 + np.array([-0.06, 0.0, -rng.uniform(0.55, 0.7)])
+    b.capsule("tail", t0, t1, 0.05, dark)
+    b.hull("tail_switch", _ring(t1, 0.06, 0.05, dx=0.04) + _ring(t2, 0.09, 0.04, dx=0.07), dark)
 
 
 def _ball(b: _Builder, rng: np.random.Generator) -> None:
@@ -381,7 +432,7 @@ FAMILIES: dict[str, Family] = {
     "chair": Family(_chair, True, False, "dining chair: open seat at +X, backrest at -X"),
     "dog": Family(lambda b, g: _quadruped(b, g, DOG), True, False, "dog: head at +X, tail at -X"),
     "cat": Family(lambda b, g: _quadruped(b, g, CAT), True, False, "cat: head at +X, tail up at -X"),
-    "horse": Family(lambda b, g: _quadruped(b, g, HORSE), True, False, "horse: head at +X, tail at -X"),
+    "horse": Family(_horse, True, False, "horse: long legs, long neck and head at +X, mane, hanging tail at -X"),
     "figure": Family(lambda b, g: _quadruped(b, g, SHEEP), True, False,
                      "sheep-like animal figure with a dark face at +X (a heading target)"),
     "ball": Family(_ball, False, True, "plain ball"),

@@ -81,3 +81,47 @@ def thumbnail_sheet(library: AssetLibrary, asset_id: str, out: Path, *, size: in
     out.parent.mkdir(parents=True, exist_ok=True)
     sheet.save(out)
     return out
+
+
+def category_sheet(library: AssetLibrary, category: str, out: Path, *, size: int = 192, columns: int = 6) -> Path:
+    """One labelled front-left three-quarter view of every asset of ``category``, to check
+    that a person would call each of them by the category's name."""
+    from perspecta.render.base import get_renderer
+
+    infos = library.by_category(category)
+    if not infos:
+        raise ValueError(f"no assets in category {category!r}; see `perspecta assets list`")
+    renderer = get_renderer("gl", library=library)
+    font = ImageFont.load_default(size=max(10, size // 14))
+    tiles = []
+    try:
+        for info in infos:
+            ext = library.load_mesh(info.asset_id, {}).extent()
+            obj = SceneObject(id="obj0", asset_id=info.asset_id, category=category, pose=Pose(),
+                              size=tuple(float(v) for v in ext), has_front=info.has_front)
+            radius = float(np.linalg.norm(ext)) / 2 or 1.0
+            centre = (0.0, 0.0, float(ext[2]) / 2)
+            dist = radius / math.tan(math.radians(20)) * 1.1
+            a = math.radians(35.0)
+            eye = (dist * math.cos(a) * 0.94, dist * math.sin(a) * 0.94, centre[2] + dist * 0.3)
+            cam = Camera(position=eye, look_at=centre, fov_y=40.0, width=size, height=size)
+            scene = Scene(scene_id="sheet", seed=0, kind="studio", objects=[obj], cameras=[cam], ground=Ground())
+            img = Image.fromarray(renderer.render(scene, cam).rgb)
+            draw = ImageDraw.Draw(img)
+            name = info.asset_id.split("/")[-1] if "/" in info.asset_id else info.asset_id
+            h = info.real_size[2]
+            draw.text((4, 2), name, fill=(0, 0, 0), font=font)
+            draw.text((4, size - font.size - 4), f"{h:.2f} m tall", fill=(0, 0, 0), font=font)
+            tiles.append(img)
+    finally:
+        renderer.close()
+    rows = (len(tiles) + columns - 1) // columns
+    cols = min(columns, len(tiles))
+    sheet = Image.new("RGB", (size * cols, size * rows + size // 8), (255, 255, 255))
+    for i, t in enumerate(tiles):
+        sheet.paste(t, ((i % cols) * size, size // 8 + (i // cols) * size))
+    ImageDraw.Draw(sheet).text((6, 2), f"category: {category} ({len(tiles)} assets)", fill=(0, 0, 0), font=font)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(out)
+    return out

@@ -59,8 +59,15 @@ class GenerationConfig:
     suite_config: dict[str, dict[str, Any]] = field(default_factory=dict)
     splits: dict[str, float] = field(default_factory=lambda: {"test": 1.0})
     tasks: list[str] | None = None  # "suite/task" keys to keep; None = every task of the suites
+    difficulty: str = "standard"  # preset of every task's difficulty knobs
+    sweep: dict[str, Any] | None = None  # {"knob": name, "values": [...]}: span one knob evenly
+    with_depth: bool = False  # store each view's ground-truth depth beside it (dataset.depth)
 
     def __post_init__(self) -> None:
+        from perspecta.suites.context import DIFFICULTIES
+
+        if self.difficulty not in DIFFICULTIES:
+            raise ValueError(f"--difficulty must be one of {', '.join(DIFFICULTIES)}, got {self.difficulty!r}")
         if self.n < 1:
             raise ValueError(f"--n must be at least 1, got {self.n}")
         if self.seed < 0:
@@ -75,7 +82,8 @@ class GenerationConfig:
 
     def task_config(self, suite: str) -> dict[str, Any]:
         sized = {} if self.image_size is None else {"image_size": self.image_size}
-        return {**sized, "splits": self.splits, **self.suite_config.get(suite, {})}
+        return {**sized, "splits": self.splits, "difficulty": self.difficulty, "sweep": self.sweep,
+                **self.suite_config.get(suite, {})}
 
 
 def plan_units(config: GenerationConfig) -> list[Unit]:
@@ -123,10 +131,13 @@ class _Worker:
             renderer=self.renderer,
             out_dir=self.stage,
             config=self.config.task_config(unit.suite),
+            with_depth=self.config.with_depth,
         )
         items = registry.get_task(unit.suite, unit.task).generate(ctx)
         records = [it.to_dict() for it in items]
         for rec in records:
+            if ctx.knobs:  # the knobs this unit read; an item's own entries win
+                rec["metadata"]["knobs"] = {**ctx.knobs, **rec["metadata"].get("knobs", {})}
             errors = check_item(rec)
             if errors:
                 raise ValueError(f"task {unit.suite}/{unit.task} made an invalid item {rec.get('id')}: {errors}")
@@ -135,8 +146,10 @@ class _Worker:
             "scenes": [s.to_dict() for s in ctx.scenes],
             "images": ctx.images,
             # hashed here, while the PNGs are local and hot, so assembly never re-reads them
-            "sha256": {rel: sha256_file(self.stage / rel) for rel in ctx.images},
+            "sha256": {rel: sha256_file(self.stage / rel) for rel in [*ctx.images, *ctx.depths.values()]},
         }
+        if self.config.with_depth:
+            part["depth"], part["no_depth"] = ctx.depths, ctx.no_depth
         self.store.commit_unit(unit.part_rel, part, self.stage)
         return len(records)
 
@@ -252,7 +265,35 @@ def _command_for(config: GenerationConfig) -> str:
             suites += " --suite-config " + shlex.quote(f"{suite}.{key}={text}")
     return (f"perspecta generate {suites} --n {config.n} --seed {config.seed} "
             f"--renderer {config.renderer}" + (f" --image-size {config.image_size}" if config.image_size else "")
-            + f" --split {format_splits(config.splits)}")
+            + f" --split {format_splits(config.splits)} --difficulty {config.difficulty}"
+            + (f" --sweep {format_sweep(config.sweep)}" if config.sweep else "")
+            + (" --with-depth" if config.with_depth else ""))
+
+
+def parse_sweep(text: str) -> dict[str, Any]:
+    """``"rotation_deg=10:90:9"`` -> ``{"knob": "rotation_deg", "values": [10, 20, ..., 90]}``:
+    n evenly spaced values from a to b inclusive (integers when a, b and the step are)."""
+    name, eq, spec = text.partition("=")
+    parts = spec.split(":")
+    try:
+        if not (eq and name.strip() and len(parts) == 3):
+            raise ValueError
+        a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
+    except ValueError:
+        raise ValueError(f"--sweep expects KNOB=a:b:n (e.g. rotation_deg=10:90:9), got {text!r}") from None
+    if n < 2:
+        raise ValueError(f"--sweep needs n >= 2 values, got {n}")
+    values = [a + (b - a) * k / (n - 1) for k in range(n)]
+    if all(float(v).is_integer() for v in values):
+        values = [int(v) for v in values]
+    else:
+        values = [round(v, 6) for v in values]
+    return {"knob": name.strip(), "values": values}
+
+
+def format_sweep(sweep: dict[str, Any]) -> str:
+    v = sweep["values"]
+    return f"{sweep['knob']}={v[0]}:{v[-1]}:{len(v)}"
 
 
 def parse_suite_config(pairs: list[str]) -> dict[str, dict[str, Any]]:
@@ -298,6 +339,10 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
         "suite_config": config.suite_config,
         "splits": config.splits,
         "tasks": config.tasks,
+        "difficulty": config.difficulty,
+        "sweep": config.sweep,
+        # only when set, so datasets made without depth keep their bytes
+        **({"with_depth": True} if config.with_depth else {}),
     }
 
 
@@ -310,6 +355,8 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     scene_ids: set[str] = set()
     images: list[str] = []
     image_sha: dict[str, str] = {}
+    depths: dict[str, str] = {}
+    no_depth: dict[str, str] = {}
     for u in units:
         part = json.loads(store.read_text(u.part_rel))
         items += part["items"]
@@ -319,6 +366,12 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
                 scenes.append(scene)
         images += part["images"]
         image_sha.update(part.get("sha256", {}))  # parts of older versions carry none
+        depths.update(part.get("depth", {}))
+        no_depth.update(part.get("no_depth", {}))
+    if config.sweep and not any(config.sweep["knob"] in it["metadata"].get("knobs", {}) for it in items):
+        used = sorted({k for it in items for k in it["metadata"].get("knobs", {})})
+        raise ValueError(f"--sweep {config.sweep['knob']}: no generated task reads that knob; "
+                         f"knobs read: {', '.join(used) or 'none'}")
     store.write_jsonl("items.jsonl", items)
     store.write_jsonl("scenes.jsonl", scenes)
 
@@ -332,7 +385,9 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     renderer_record = {"name": renderer.name, "version": renderer.version}
     renderer.close()
 
-    checksums = {p: image_sha.get(p) or store.sha256(p) for p in ["items.jsonl", "scenes.jsonl", *sorted(set(images))]}
+    no_depth = {k: v for k, v in no_depth.items() if k not in depths}  # a shared image one unit stored with depth
+    files = ["items.jsonl", "scenes.jsonl", *sorted(set(images)), *sorted(set(depths.values()))]
+    checksums = {p: image_sha.get(p) or store.sha256(p) for p in files}
     by_task = Counter(f"{it['suite']}/{it['task']}" for it in items)
     manifest = {
         "name": "+".join(config.suites),
@@ -354,6 +409,10 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
         "checksums": checksums,
         "assets": assets,
     }
+    if config.with_depth:
+        from perspecta.dataset.depth import manifest_record
+
+        manifest["depth"] = manifest_record(depths, no_depth)
     store.write_json("manifest.json", manifest)
     store.remove_tree(PARTS_DIR)
     return manifest

@@ -49,6 +49,24 @@ def default_answer(text: str) -> str:
     return labels[digest % len(labels)]
 
 
+def _image_size(url: str) -> tuple[int, int] | None:
+    """(width, height) of a ``data:`` image URL as received (None for a remote URL)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    if not url.startswith("data:"):
+        return None
+    data = url.split(",", 1)[1]
+    try:  # the header is enough for the size: decode a prefix, keeping the server cheap
+        with Image.open(io.BytesIO(base64.b64decode(data[:8192]))) as img:
+            return img.size
+    except Exception:
+        with Image.open(io.BytesIO(base64.b64decode(data))) as img:
+            return img.size
+
+
 @dataclass
 class FakeServerStats:
     requests: Counter = field(default_factory=Counter)  # prompt text -> requests received
@@ -58,12 +76,14 @@ class FakeServerStats:
     answers: dict[str, str] = field(default_factory=dict)  # prompt text -> answer letter sent
     auth: set[str] = field(default_factory=set)  # Authorization headers seen
     seeds: list = field(default_factory=list)  # "seed" of each request (None when absent)
+    image_sizes: list = field(default_factory=list)  # [(width, height), ...] of each request's images
 
     def reset(self) -> None:
         for c in (self.requests, self.answered, self.failures):
             c.clear()
         self.images.clear()
         self.seeds.clear()
+        self.image_sizes.clear()
 
 
 class FakeServer:
@@ -100,6 +120,9 @@ class FakeServer:
         self.stats.images.append(n_images)
         self.stats.auth.add(request.headers.get("Authorization", ""))
         self.stats.seeds.append(body.get("seed"))
+        self.stats.image_sizes.append([_image_size(p["image_url"]["url"]) for m in messages
+                                       if not isinstance(m["content"], str)
+                                       for p in m["content"] if p.get("type") == "image_url"])
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if self.fail_rate and self.rng.random() < self.fail_rate:

@@ -132,6 +132,11 @@ class BlenderRenderer:
             raise ValueError(f"fov_y must be in (0, 180) degrees, got {camera.fov_y}")
         if scene.objects and self.library is None:
             raise ValueError("BlenderRenderer needs an AssetLibrary to load the scene's meshes")
+        if scene.environment is not None and scene.room is None:
+            raise ValueError(
+                f"the blender renderer does not draw environment maps yet (scene.environment="
+                f"{scene.environment!r}); render this scene with --renderer gl"
+            )
         for obj in scene.objects:
             if not (math.isfinite(obj.scale) and obj.scale > 0):
                 raise ValueError(f"object {obj.id!r} has invalid scale {obj.scale}")
@@ -297,6 +302,16 @@ class BlenderRenderer:
         ob.rotation_mode = "QUATERNION"
         ob.rotation_quaternion = Vector(tuple(d / np.linalg.norm(d))).to_track_quat("-Z", "Y")
         bscene.collection.objects.link(ob)
+        fill = max(float(scene.light.fill), 0.0) * max(float(scene.light.intensity), 0.0)
+        if fill > 0:  # the GL renderer's unshadowed sky fill, opposite the sun
+            sky = bpy.data.lights.new("perspecta_sky_fill", type="SUN")
+            sky.energy = math.pi * fill
+            sky.color = tuple(srgb_to_linear(scene.light.color))
+            sky.use_shadow = False
+            ob = bpy.data.objects.new("perspecta_sky_fill", sky)
+            ob.rotation_mode = "QUATERNION"
+            ob.rotation_quaternion = Vector(tuple(scene.light.fill_direction())).to_track_quat("-Z", "Y")
+            bscene.collection.objects.link(ob)
 
     def _build_ground(self, bscene: Any, scene: Scene) -> None:
         g = scene.ground
@@ -306,8 +321,15 @@ class BlenderRenderer:
             [[-h, -h, 0], [h, -h, 0], [h, h, 0], [-h, -h, 0], [h, h, 0], [-h, h, 0]],
             dtype=np.float32,
         )
-        mat = self._material("ground", g.color)
-        self._add_soup(bscene, "ground", quad, None, None, mat, np.eye(4), 0)
+        from perspecta.render.ground import check_material, ground_texture, ground_uvs
+
+        if check_material(g.material) == "plain":
+            mat, uvs = self._material("ground", g.color), None
+        else:  # the GL renderer's texture and mapping (the image repeats by default)
+            seed = scene.seed if g.texture_seed is None else g.texture_seed
+            mat = self._material("ground", (1.0, 1.0, 1.0), ground_texture(g.material, seed))
+            uvs = ground_uvs(quad, g.pattern_size)
+        self._add_soup(bscene, "ground", quad, None, uvs, mat, np.eye(4), 0)
 
     def _build_room(self, bscene: Any, scene: Scene) -> None:
         """Floor, four walls and ceiling as inward-facing quads. Walls and ceiling do not

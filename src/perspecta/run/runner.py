@@ -128,11 +128,24 @@ def _done_keys(results: Path, model: str) -> set[tuple[str, int, str]]:
 
 
 def _check_depth(items: list[Item], ds: EvalDataset) -> None:
-    from perspecta.models.images import depth_path
+    """Every image to send has its depth map, before any request is made."""
+    from perspecta.models.images import MissingDepthError, depth_path
 
+    if "depth" not in ds.manifest:
+        raise MissingDepthError(f"{ds.root}: --input depth-concat needs depth maps; this dataset was generated "
+                                "without them (regenerate with --with-depth)")
+    lacking: Counter[str] = Counter()
     for it in items:
         for rel in it.images:
-            depth_path(ds.image_path(rel))  # raises MissingDepthError with a clear message
+            try:
+                depth_path(ds.image_path(rel))
+            except MissingDepthError:
+                lacking[f"{it.suite}/{it.task}"] += 1
+    if lacking:
+        raise MissingDepthError(f"{ds.root}: --input depth-concat: {sum(lacking.values())} images have no depth map "
+                                f"(not renders, e.g. collages of scaled views; manifest 'depth.without'), in "
+                                + ", ".join(f"{k} ({v})" for k, v in sorted(lacking.items()))
+                                + "; leave those tasks out (--suite)")
 
 
 def _backoff(attempt: int, cfg: EvalConfig) -> float:
@@ -229,6 +242,7 @@ async def evaluate_async(dataset: str | Path | EvalDataset, backend: Backend | s
     started = time.perf_counter()
     (out / f"run-{backend.name.replace('/', '_').replace(':', '_')}.json").write_text(json.dumps({
         "dataset": str(ds.root), "model": backend.name,
+        **({"backend": backend.describe()} if hasattr(backend, "describe") else {}),
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()},
     }, indent=2, default=str))
 

@@ -8,9 +8,10 @@ alone and parallel workers reproduce a serial run exactly.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import Renderer
     from perspecta.world.scene import Scene
+
+
+T = TypeVar("T")
+
+DIFFICULTIES = ("easy", "standard", "hard")
 
 
 def stable_key(text: str) -> int:
@@ -62,10 +68,18 @@ class TaskContext:
     config: dict[str, Any] = field(default_factory=dict)
     scenes: list[Scene] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
+    knobs: dict[str, Any] = field(default_factory=dict)
+    with_depth: bool = False  # also store each saved view's ground-truth depth (generate --with-depth)
+    depths: dict[str, str] = field(default_factory=dict)  # image -> depth file (with_depth only)
+    no_depth: dict[str, str] = field(default_factory=dict)  # image -> why it has no depth file
 
     def __post_init__(self) -> None:
         self.seed = unit_seed(self.root_seed, self.suite, self.task, self.index)
         self.rng = np.random.default_rng(unit_seed_sequence(self.root_seed, self.suite, self.task, self.index))
+        if self.with_depth:
+            from perspecta.suites.depth_log import RenderLog
+
+            self.renderer = RenderLog(self.renderer)  # type: ignore[assignment]
 
     @property
     def split(self) -> str:
@@ -73,6 +87,30 @@ class TaskContext:
         seed, never on ``rng``, so adding splits does not change any scene; and since a
         unit owns its images, splits are disjoint by image."""
         return split_for_seed(self.seed, self.config.get("splits"))
+
+    @property
+    def difficulty(self) -> str:
+        """The preset this dataset is generated at (``--difficulty``, default standard)."""
+        return str(self.config.get("difficulty", "standard"))
+
+    def knob(self, name: str, presets: Mapping[str, T]) -> T:
+        """The value of difficulty knob ``name`` for this unit, recorded for its items.
+
+        Precedence: a ``--sweep name=a:b:n`` (unit *i* takes the *i* mod n-th value, so
+        the dataset spans the knob evenly), then a ``--suite-config suite.name=value``
+        override, then ``presets[difficulty]``. Every value read is stored in the items'
+        ``metadata["knobs"]``, which is what psychometric curves are fitted against.
+        """
+        sweep = self.config.get("sweep")
+        if sweep and sweep["knob"] == name:
+            values = sweep["values"]
+            value: Any = values[self.index % len(values)]
+        elif name in self.config:
+            value = self.config[name]
+        else:
+            value = presets[self.difficulty]
+        self.knobs[name] = value
+        return value
 
     @property
     def scene_prefix(self) -> str:
@@ -88,11 +126,13 @@ class TaskContext:
         several items one unit makes (e.g. its coarse and granular questions)."""
         return f"{self.suite}/{self.task}/{variant}/{self.index:06d}" + (f"-{suffix}" if suffix else "")
 
-    def save_image(self, rgb: np.ndarray, name: str) -> str:
+    def save_image(self, rgb: np.ndarray, name: str, depth: np.ndarray | None = None) -> str:
         """Write a PNG under ``images/<suite>/<task>/`` and return its dataset-relative path.
 
         PNG is written without timestamps or other varying chunks, so the same pixels
-        always give the same bytes.
+        always give the same bytes. With ``with_depth`` the view's depth is written
+        beside it: ``depth`` when given, else the depth of the render this image was
+        made from, found by :mod:`perspecta.suites.depth_log` (so tasks need no change).
         """
         rel = Path("images") / self.suite / self.task / f"{self.index:06d}_{name}.png"
         path = self.out_dir / rel
@@ -101,4 +141,29 @@ class TaskContext:
         Image.fromarray(np.ascontiguousarray(rgb)).save(tmp, format="PNG", optimize=False, compress_level=6)
         tmp.replace(path)
         self.images.append(rel.as_posix())
+        if self.with_depth:
+            self._save_depth(rel.as_posix(), rgb, depth)
         return rel.as_posix()
+
+    def _save_depth(self, image: str, rgb: np.ndarray, depth: np.ndarray | None) -> None:
+        from perspecta.dataset.depth import depth_rel, write_png
+
+        if depth is None:
+            depth, why = self.renderer.depth_for(rgb)  # type: ignore[attr-defined]
+            if depth is None:
+                self.no_depth[image] = why
+                return
+        write_png(self.out_dir / depth_rel(image), depth)
+        self.depths[image] = depth_rel(image)
+
+    def adopt_image(self, image: str) -> None:
+        """Count an image another unit already wrote (a shared panorama) as this unit's,
+        with its depth file when one lies beside it."""
+        from perspecta.dataset.depth import depth_rel
+
+        self.images.append(image)
+        if self.with_depth:
+            if (self.out_dir / depth_rel(image)).is_file():
+                self.depths[image] = depth_rel(image)
+            else:
+                self.no_depth[image] = "shared image stored without depth"

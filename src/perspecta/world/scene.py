@@ -216,15 +216,26 @@ class Camera:
 
 @dataclass
 class Light:
-    """A sun (directional light with shadows) plus an ambient term.
+    """A sun (directional light with shadows) plus an ambient term and a sky fill.
 
     ``direction`` points from the sun toward the scene (so a sun overhead is (0, 0, -1)).
+    ``fill`` is the strength (relative to ``intensity``) of an unshadowed sky light from
+    the side opposite the sun, so the sun's shadow side keeps its shape.
     """
 
     direction: Vec3 = (-0.4, 0.3, -1.0)
     color: RGB = (1.0, 1.0, 1.0)
     intensity: float = 1.0
     ambient: float = 0.35
+    fill: float = 0.3
+
+    def fill_direction(self) -> np.ndarray:
+        """Unit vector from the sky fill toward the scene: 40 degrees up, on the side
+        opposite the sun (so it lights what the sun leaves in shade)."""
+        d = np.asarray(self.direction, dtype=float)
+        h = d[:2] / np.linalg.norm(d[:2]) if np.linalg.norm(d[:2]) > 1e-6 else np.array([1.0, 0.0])
+        el = math.radians(40.0)
+        return -np.array([h[0] * math.cos(el), h[1] * math.cos(el), math.sin(el)])
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Light:
@@ -233,6 +244,7 @@ class Light:
             color=_vec(d.get("color", (1, 1, 1))),
             intensity=float(d.get("intensity", 1.0)),
             ambient=float(d.get("ambient", 0.35)),
+            fill=float(d.get("fill", 0.3)),
         )
 
 
@@ -263,18 +275,32 @@ class Room:
 
 @dataclass
 class Ground:
-    """An open ground plane (studio or street) with a sky colour behind it."""
+    """An open ground plane (studio or street) with a sky colour behind it.
+
+    ``material`` is "plain" (flat ``color``) or a procedural texture ("tiles", "paving",
+    "grass"; see :mod:`perspecta.render.ground`) whose colours replace ``color``.
+    ``pattern_size`` is the pattern's unit in metres (tile side, paver width, grass
+    cell); ``texture_seed`` fixes the texture (None: the scene's seed). Pin it when two
+    scenes must show the same ground, e.g. the frames of a motion item.
+    """
 
     size: float = 40.0
     color: RGB = (0.6, 0.6, 0.58)
     sky_color: RGB = (0.78, 0.85, 0.95)
+    material: str = "plain"
+    pattern_size: float = 0.5
+    texture_seed: int | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Ground:
+        seed = d.get("texture_seed")
         return cls(
             size=float(d.get("size", 40.0)),
             color=_vec(d.get("color", (0.6, 0.6, 0.58))),
             sky_color=_vec(d.get("sky_color", (0.78, 0.85, 0.95))),
+            material=str(d.get("material", "plain")),
+            pattern_size=float(d.get("pattern_size", 0.5)),
+            texture_seed=None if seed is None else int(seed),
         )
 
 
@@ -293,6 +319,11 @@ class Scene:
     light: Light = field(default_factory=Light)
     ground: Ground | None = field(default_factory=Ground)
     room: Room | None = None
+    # "hdri:<name>" (see perspecta.render.environment): an HDRI sky behind an open
+    # ground, also colouring the ambient light; None = the flat sky gradient. Rooms
+    # ignore it. environment_yaw turns the map (degrees, counter-clockwise from above).
+    environment: str | None = None
+    environment_yaw: float = 0.0
 
     def object(self, object_id: str) -> SceneObject:
         for o in self.objects:
@@ -323,6 +354,8 @@ class Scene:
             light=Light.from_dict(d.get("light", {})),
             ground=Ground.from_dict(d["ground"]) if d.get("ground") is not None else None,
             room=Room.from_dict(d["room"]) if d.get("room") is not None else None,
+            environment=None if d.get("environment") is None else str(d["environment"]),
+            environment_yaw=float(d.get("environment_yaw", 0.0)),
         )
 
     @classmethod

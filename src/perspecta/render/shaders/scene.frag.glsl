@@ -1,7 +1,11 @@
 #version 330
-// Linear-space Lambert shading: hemispherical ambient + sun with a PCF shadow map
-// + an optional unshadowed interior fill light. Output is linear RGB; the resolve
-// pass averages the SSAA samples and encodes sRGB.
+// Linear-space shading: hemispherical sky/ground ambient + sun with a PCF shadow map
+// + an unshadowed sky fill from the side opposite the sun + an optional interior
+// point fill, plus a small sun highlight and a Fresnel sky reflection on objects.
+// Why the last two and the albedo floor: a black object lit only by diffuse light is
+// a flat silhouette; real black paint or plastic (~4% albedo) shows its shape through
+// reflections. Output is linear RGB; the resolve pass averages the SSAA samples and
+// encodes sRGB.
 uniform vec3 u_eye;
 uniform vec3 u_albedo;          // linear RGB
 uniform int u_texture_mode;     // 0 none, 1 texture, 2 texture luminance * albedo (tinted)
@@ -13,7 +17,12 @@ uniform float u_texel_world;    // shadow-map texel size in metres
 uniform float u_depth_range;    // metres covered by the shadow map's depth [0, 1]
 uniform vec3 u_sun_dir;         // unit vector from the sun toward the scene
 uniform vec3 u_sun_rgb;         // linear colour * intensity
-uniform vec3 u_ambient_rgb;     // linear colour * ambient
+uniform vec3 u_ambient_rgb;     // linear sky ambient (light from straight above)
+uniform vec3 u_ambient_down_rgb;  // linear ground bounce (light from straight below)
+uniform vec3 u_sky_dir;         // unit vector from the sky fill toward the scene
+uniform vec3 u_sky_rgb;         // sky fill colour * intensity (unshadowed)
+uniform float u_specular;       // sun highlight and sky reflection strength (0: off)
+uniform float u_albedo_floor;   // darkest linear albedo (0: off)
 uniform vec3 u_fill_pos;
 uniform vec3 u_fill_rgb;        // zero outdoors
 in vec3 v_world;
@@ -60,12 +69,25 @@ void main() {
         }
     }
 
+    albedo = max(albedo, vec3(u_albedo_floor));
     float ndl = max(dot(n, -u_sun_dir), 0.0);
     float vis = 1.0;
     if (u_has_shadow != 0 && ndl > 0.0) vis = sun_visibility(v_world, n, ndl);
-    vec3 hemi = u_ambient_rgb * mix(0.55, 1.0, n.z * 0.5 + 0.5);
+    vec3 hemi = mix(u_ambient_down_rgb, u_ambient_rgb, n.z * 0.5 + 0.5);
     vec3 light = hemi + u_sun_rgb * ndl * vis;
+    light += u_sky_rgb * max(dot(n, -u_sky_dir), 0.0);
     vec3 to_fill = u_fill_pos - v_world;
     light += u_fill_rgb * max(dot(n, normalize(to_fill)), 0.0);
-    f_color = vec4(albedo * light, 1.0);
+    vec3 colour = albedo * light;
+    if (u_specular > 0.0) {
+        vec3 v = normalize(to_eye);
+        float ndv = max(dot(n, v), 0.0);
+        vec3 h = normalize(v - u_sun_dir);
+        colour += u_specular * u_sun_rgb * vis * ndl * pow(max(dot(n, h), 0.0), 40.0);
+        float fresnel = 0.04 + 0.96 * pow(1.0 - ndv, 5.0);
+        vec3 r = reflect(-v, n);
+        vec3 env = mix(u_ambient_down_rgb, u_ambient_rgb, smoothstep(-0.2, 0.4, r.z));
+        colour += u_specular * fresnel * env;
+    }
+    f_color = vec4(colour, 1.0);
 }

@@ -5,6 +5,10 @@ from its own rendered scene so both levels' answers are balanced; DORI's five-pa
 structured prompt (or the unstructured ablation, ``prompt_style``); a "Cannot be
 determined" option that is right for objects without a front; soft accuracy and the
 paper's error analyses in :mod:`perspecta.suites.dori.scoring`.
+
+Suite settings read by generic code (``registry.suite_setting``): ``audit_features``
+(cheap non-skill features for the shortcut audit, :mod:`.audit`) and
+``DIFFICULTY_PRESETS`` (the knobs each preset sets; docs/suites.md explains them).
 """
 
 from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
@@ -17,3 +21,10 @@ from perspecta.suites.dori import (  # noqa: F401  (registers tasks and metrics)
     view_parallelism,
     viewer_scene,
 )
+from perspecta.suites.dori.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
+
+# the report's fine-tuning table shows coarse and granular apart, as DORI's Table 12 does
+FINETUNE_TABLE_LEVEL = "subtype"
+from perspecta.suites.dori.audit import audit_features  # noqa: E402,F401
+
+from perspecta.suites.dori.common import PRESETS as DIFFICULTY_PRESETS  # noqa: E402,F401

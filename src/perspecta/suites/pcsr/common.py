@@ -204,7 +204,7 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
             ctx.add_scene(pano.scene)
             if shared is not None:
                 rooms.publish(ctx, shared)
-                ctx.images.append(pano.image)
+                ctx.adopt_image(pano.image)
             else:
                 pano.image = ctx.save_image(rgb, "pano")
             return make_items(ctx, task, pano, q)

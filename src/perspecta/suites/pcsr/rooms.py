@@ -103,6 +103,12 @@ def shared_pano(ctx: TaskContext, key: RoomKey, scene: Scene) -> Pano:
         _write_atomic(png, lambda p: Image.fromarray(np.ascontiguousarray(rgb)).save(
             p, format="PNG", optimize=False, compress_level=6))
         _write_atomic(mask, lambda p: _save_mask(p, pano.instance))
+        if ctx.with_depth:  # ground-truth depth of the panorama, published with it
+            from perspecta.dataset.depth import write_png
+
+            depth, _ = ctx.renderer.depth_for(rgb)  # type: ignore[attr-defined]
+            if depth is not None:
+                _write_atomic(cache / f"{key.name}.depth.png", lambda p: write_png(p, depth))
     with np.load(mask, allow_pickle=False) as stored:
         instance = stored["instance"].astype(np.int32)
     ids, counts = np.unique(instance, return_counts=True)
@@ -123,3 +129,10 @@ def publish(ctx: TaskContext, key: RoomKey) -> None:
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(dest, lambda p: shutil.copyfile(_cache(ctx) / f"{key.name}.png", p))
+    depth = _cache(ctx) / f"{key.name}.depth.png"
+    if ctx.with_depth and depth.exists():
+        from perspecta.dataset.depth import depth_rel
+
+        target = ctx.out_dir / depth_rel((IMAGE_DIR / f"{key.name}_pano.png").as_posix())
+        if not target.exists():
+            _write_atomic(target, lambda p: shutil.copyfile(depth, p))

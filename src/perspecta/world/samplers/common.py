@@ -108,6 +108,28 @@ def draw_params(rng: np.random.Generator, info: AssetInfo) -> dict[str, Any]:
     return {}
 
 
+# Largest real dimension that maps to the top of a miniature range (a car); larger
+# objects (buses) are clipped to it.
+MINIATURE_REAL_MAX = 5.0
+
+
+def miniature_size(real_max: float, max_dim_range: tuple[float, float]) -> float:
+    """Largest dimension of an object shown as a miniature (a tabletop toy).
+
+    Objects up to ``lo`` keep their real size; larger ones are mapped by log size onto
+    ``[lo, hi]`` (a real ``MINIATURE_REAL_MAX`` m object becomes ``hi``). The map is
+    increasing and never enlarges, so real-world order survives: a mug (0.11 m) never
+    ends up larger than a chair (0.9 m), nor a basketball than a person.
+    """
+    lo, hi = max_dim_range
+    if not 0 < lo <= hi:
+        raise ValueError(f"max_dim_range must satisfy 0 < lo <= hi, got {max_dim_range}")
+    if real_max <= lo:
+        return real_max
+    t = min(math.log(real_max / lo) / math.log(max(MINIATURE_REAL_MAX, hi) / lo), 1.0)
+    return min(real_max, lo + (hi - lo) * t)
+
+
 def instantiate(
     rng: np.random.Generator,
     library: AssetLibrary,
@@ -119,9 +141,12 @@ def instantiate(
 ) -> Instance:
     """Draw params, load the mesh and fix the scale.
 
-    ``max_dim_range`` shrinks objects whose largest native dimension exceeds the upper
-    bound to a largest dimension drawn from the range (tabletop toys); small objects
-    keep their real size.
+    Default (no ``scale``, no ``max_dim_range``): real-world size (``AssetInfo.real_size``;
+    every source loads meshes in metres at real size), so objects of one scene keep
+    their real relative scale. ``max_dim_range`` shows objects as miniatures: each
+    largest dimension goes through :func:`miniature_size`, which keeps real-world
+    order. An explicit ``scale`` multiplies the real size (e.g. an occluder sized to
+    its target) and opts out of realism.
     """
     params = draw_params(rng, info)
     extent = np.asarray(library.load_mesh(info.asset_id, params).extent(), dtype=float)
@@ -129,12 +154,23 @@ def instantiate(
         raise ValueError(f"asset {info.asset_id} has a degenerate extent {extent.tolist()}")
     s = 1.0 if scale is None else float(scale)
     if max_dim_range is not None:
-        lo, hi = max_dim_range
-        target = float(rng.uniform(lo, hi))
-        if extent.max() * s > hi:
-            s = target / float(extent.max())
+        rng.uniform(*max_dim_range)  # kept: the draw order of older versions
+        real_max = float(extent.max()) * s
+        s *= miniature_size(real_max, max_dim_range) / real_max
     s = round(s, 5)
     return Instance(info=info, params=params, scale=s, size=extent * s, color=color)
+
+
+def common_scale(instances: Sequence[Instance], max_dim: float) -> list[Instance]:
+    """Shrink a whole group by one factor so its largest object's largest dimension is at
+    most ``max_dim``: exact real relative scale (a model-railway world), unlike the
+    per-object :func:`miniature_size`."""
+    biggest = max(float(i.size.max()) for i in instances)
+    k = min(1.0, max_dim / biggest)
+    return [
+        Instance(i.info, i.params, round(i.scale * k, 5), i.size * (round(i.scale * k, 5) / i.scale), i.color)
+        for i in instances
+    ]
 
 
 def make_object(obj_id: str, inst: Instance, x: float, y: float, yaw: float, z: float = 0.0) -> SceneObject:
