@@ -142,3 +142,19 @@ def test_readability_is_summarised_per_task() -> None:
     assert q["object_box_min_side"]["min"] == 4.0
     assert q["bin_margin_share"]["min"] == pytest.approx(3.0 / 45.0, abs=1e-4)
     assert q["winner_margin_ratio"]["median"] == 2.0
+
+
+def test_a_suite_can_choose_the_metadata_fields_the_generic_features_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # text_slot names the first-mentioned object as metadata "category", and it is never the answer
+    root = planted_dataset(tmp_path / "slot", "text_slot", seed=3)
+
+    def features_score() -> float:
+        cell = next(c for c in audit_dataset(root).cells if c.task == "planted" and c.subtype is None)
+        return cell.predictors["features"].value  # type: ignore[union-attr]
+
+    default = features_score()
+    module = types.ModuleType(f"perspecta.suites.{SUITE}")
+    module.AUDIT_METADATA_KEYS = ()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
+    assert features_score() < default - 0.15

@@ -146,20 +146,27 @@ class AuditResult:
         }
 
 
-def _suite_hooks(suites: list[str]) -> dict[str, SuiteFeatures | None]:
+def _suite_hooks(suites: list[str]) -> tuple[dict[str, SuiteFeatures | None], dict[str, frozenset[str] | None]]:
+    """Per suite: its ``audit_features`` function and its ``AUDIT_METADATA_KEYS`` (the
+    metadata fields the generic features read instead of the default category/asset/source)."""
     from perspecta.suites.registry import suite_setting
 
     hooks: dict[str, SuiteFeatures | None] = {}
+    keys: dict[str, frozenset[str] | None] = {}
     for s in suites:
         try:
             fn = suite_setting(s, "audit_features", None)
+            chosen = suite_setting(s, "AUDIT_METADATA_KEYS", None)
         except ModuleNotFoundError:  # a dataset of a suite this installation does not have
-            fn = None
+            fn = chosen = None
         if fn is not None and not callable(fn):
             raise AuditInputError(f"suite {s}: audit_features must be a function item_dict -> dict, "
                                   f"got {type(fn).__name__}")
+        if chosen is not None and (isinstance(chosen, str) or not all(isinstance(k, str) for k in chosen)):
+            raise AuditInputError(f"suite {s}: AUDIT_METADATA_KEYS must be a tuple of metadata key names")
         hooks[s] = fn  # type: ignore[assignment]
-    return hooks
+        keys[s] = None if chosen is None else frozenset(chosen)  # type: ignore[arg-type]
+    return hooks, keys
 
 
 def _cell(items: list[Item], idx: np.ndarray, cluster: np.ndarray, chance: np.ndarray,
@@ -189,14 +196,14 @@ def audit_items(items: list[Item], store: FingerprintStore, *, dataset: str = ""
                 threshold: float = DEFAULT_THRESHOLD, min_clusters: int = MIN_CLUSTERS) -> AuditResult:
     """Audit ``items`` (images read through ``store``); see the module docstring."""
     started = time.perf_counter()
-    hooks = _suite_hooks(sorted({it.suite for it in items}))
+    hooks, metadata_keys = _suite_hooks(sorted({it.suite for it in items}))
     populations: dict[tuple[str, str, bool], list[Item]] = defaultdict(list)
     for it in items:
         populations[(it.suite, it.task, it.metadata.get("control") == TEXT_ONLY)].append(it)
     cells: list[Cell] = []
     for (suite, task, control), pop in sorted(populations.items()):
         try:
-            rows = build_rows(pop, store, hooks)
+            rows = build_rows(pop, store, hooks, metadata_keys)
         except (FileNotFoundError, OSError) as e:
             raise AuditInputError(f"{suite}/{task}: cannot read an image: {e}") from None
         cluster = crossfit.clusters(pop)

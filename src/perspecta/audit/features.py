@@ -294,15 +294,16 @@ def _image_candidate_features(item: Item, cands: list[Candidate], store: Fingerp
     return out
 
 
-def _meta_values(metadata: dict[str, Any]) -> Iterable[tuple[str, str]]:
+def _meta_values(metadata: dict[str, Any], keys: frozenset[str] | None = None) -> Iterable[tuple[str, str]]:
     """``(key, value)`` of metadata fields naming an object's category, asset or source
-    (at any depth; lists give one pair per element)."""
+    (at any depth; lists give one pair per element). ``keys`` replaces the default
+    choice of fields (a suite's ``AUDIT_METADATA_KEYS``)."""
     stack: list[Any] = [metadata]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             for k, v in node.items():
-                if isinstance(k, str) and _META_KEY.match(k):
+                if isinstance(k, str) and (k in keys if keys is not None else _META_KEY.match(k)):
                     values = v if isinstance(v, list) else [v]
                     for x in values:
                         if isinstance(x, (str, int, bool)) and not isinstance(x, float):
@@ -313,9 +314,9 @@ def _meta_values(metadata: dict[str, Any]) -> Iterable[tuple[str, str]]:
             stack.extend(x for x in node if isinstance(x, (dict, list)))
 
 
-def _generic_item_features(item: Item, store: FingerprintStore) -> dict[str, Any]:
+def _generic_item_features(item: Item, store: FingerprintStore, keys: frozenset[str] | None) -> dict[str, Any]:
     f: dict[str, Any] = {}
-    for k, v in sorted(set(_meta_values(item.metadata))):
+    for k, v in sorted(set(_meta_values(item.metadata, keys))):
         f[f"meta:{k}={v}"] = "1"
     f["n_images"] = str(len(item.images))
     f["n_options"] = str(len(item.options))
@@ -325,8 +326,8 @@ def _generic_item_features(item: Item, store: FingerprintStore) -> dict[str, Any
     return f
 
 
-def _generic_candidate_features(item: Item, cands: list[Candidate]) -> list[Features]:
-    names = {v for _, v in _meta_values(item.metadata)}
+def _generic_candidate_features(item: Item, cands: list[Candidate], keys: frozenset[str] | None) -> list[Features]:
+    names = {v for _, v in _meta_values(item.metadata, keys)}
     return [{"cand_is_meta_name": 1.0} if c.text and c.text in names else {} for c in cands]
 
 
@@ -381,11 +382,13 @@ class Rows:
     n_candidates: np.ndarray  # per item
 
 
-def build_rows(items: list[Item], store: FingerprintStore,
-               suite_features: dict[str, SuiteFeatures | None]) -> Rows:
+def build_rows(items: list[Item], store: FingerprintStore, suite_features: dict[str, SuiteFeatures | None],
+               metadata_keys: dict[str, frozenset[str] | None] | None = None) -> Rows:
     """Candidate rows of every family for one population (a task's items, or its
     text-only controls). Token filters and numeric bins use the population's questions
-    and features only -- never the answers."""
+    and features only -- never the answers. ``metadata_keys[suite]`` (None = default)
+    names the metadata fields the generic ``features`` predictor reads."""
+    keys = metadata_keys or {}
     vocab = open_vocabulary(items)
     cands = [candidates(it, vocab) for it in items]
     terms = [question_terms(it) for it in items]
@@ -396,15 +399,15 @@ def build_rows(items: list[Item], store: FingerprintStore,
         "text": [{f"q:{t}": "1" for t in sorted(ts & keep)} for ts in terms],
         "ids": [_id_item_features(it) for it in items],
         "images": [_image_item_features(it, store) for it in items],
-        "features": [_generic_item_features(it, store) | suite_item_features(it, suite_features.get(it.suite))
-                     for it in items],
+        "features": [_generic_item_features(it, store, keys.get(it.suite))
+                     | suite_item_features(it, suite_features.get(it.suite)) for it in items],
     }
     _bin_numbers(item_feats["features"])
     cand_feats: dict[str, list[list[Features]]] = {
         "text": [_text_candidate_features(it, cs) for it, cs in zip(items, cands)],
         "ids": [_id_candidate_features(it, cs) for it, cs in zip(items, cands)],
         "images": [_image_candidate_features(it, cs, store) for it, cs in zip(items, cands)],
-        "features": [_generic_candidate_features(it, cs) for it, cs in zip(items, cands)],
+        "features": [_generic_candidate_features(it, cs, keys.get(it.suite)) for it, cs in zip(items, cands)],
     }
     rows: dict[str, list[Features]] = {fam: [] for fam in FAMILIES}
     row_item: list[int] = []
