@@ -92,7 +92,8 @@ class Cell:
             "suite": self.suite, "task": self.task, "subtype": self.subtype, "control": self.control,
             "n": self.n, "clusters": self.clusters, "chance": r4(self.chance),
             "answer_share": self.answer_share.to_dict() | {"top": self.top_answer},
-            "letter_share": None if self.letter_share is None else self.letter_share.to_dict() | {"top": self.top_letter},
+            "letter_share": (None if self.letter_share is None
+                             else self.letter_share.to_dict() | {"top": self.top_letter}),
             "predictors": {k: None if v is None else v.to_dict() for k, v in self.predictors.items()},
             "worst": self.worst, "gap": r4(self.gap), "gap_lo": r4(self.gap_lo),
             "judged": self.judged, "fail": self.fail, "evidence": self.evidence,

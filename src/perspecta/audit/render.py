@@ -68,8 +68,8 @@ def worst_table(result: AuditResult) -> Table:
     for suite, c in result.worst_by_suite().items():
         w = c.worst
         score = c.predictors.get(w) if w else None
-        t.add_row(suite, c.key.split("/", 1)[1], w or "—", pts(score.value if score else None), pts(c.chance),
-                  "—" if c.gap is None else f"{100 * c.gap:+.0f} (≥{100 * c.gap_lo:+.0f})",  # type: ignore[operator]
+        gap = "—" if c.gap is None else f"{100 * c.gap:+.0f} (≥{100 * c.gap_lo:+.0f})"  # type: ignore[operator]
+        t.add_row(suite, c.key.split("/", 1)[1], w or "—", pts(score.value if score else None), pts(c.chance), gap,
                   verdict(c), style="bold red" if c.fail else None)
     return t
 
