@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perspecta.audit.core import audit_dataset, audit_items
+from perspecta.audit.core import audit_dataset
 from perspecta.audit.features import AuditInputError
 from perspecta.audit.images import CACHE_FILE
 from perspecta.audit.readability import summarise
