@@ -65,7 +65,10 @@ def worst_table(result: AuditResult) -> Table:
     t.add_column("task / subtype", overflow="fold", min_width=24)
     for col in ("predictor", "score", "chance", "gap (lower)", "verdict"):
         t.add_column(col, no_wrap=True, justify="left" if col in ("predictor", "verdict") else "right")
-    for suite, c in result.worst_by_suite().items():
+    worst = result.worst_by_suite()
+    for suite in sorted({c.suite for c in result.cells} - set(worst)):  # no cell with two folds' worth of clusters
+        t.add_row(suite, "—", "—", "—", "—", "—", "too few")
+    for suite, c in worst.items():
         w = c.worst
         score = c.predictors.get(w) if w else None
         gap = "—" if c.gap is None else f"{100 * c.gap:+.0f} (≥{100 * c.gap_lo:+.0f})"  # type: ignore[operator]
