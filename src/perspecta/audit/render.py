@@ -66,9 +66,11 @@ def worst_table(result: AuditResult) -> Table:
     for col in ("predictor", "score", "chance", "gap (lower)", "verdict"):
         t.add_column(col, no_wrap=True, justify="left" if col in ("predictor", "verdict") else "right")
     worst = result.worst_by_suite()
-    for suite in sorted({c.suite for c in result.cells} - set(worst)):  # no cell with two folds' worth of clusters
-        t.add_row(suite, "—", "—", "—", "—", "—", "too few")
-    for suite, c in worst.items():
+    for suite in sorted({c.suite for c in result.cells}):
+        c = worst.get(suite)
+        if c is None:  # no cell with clusters enough for two folds
+            t.add_row(suite, "—", "—", "—", "—", "—", "too few")
+            continue
         w = c.worst
         score = c.predictors.get(w) if w else None
         gap = "—" if c.gap is None else f"{100 * c.gap:+.0f} (≥{100 * c.gap_lo:+.0f})"  # type: ignore[operator]
