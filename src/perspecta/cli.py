@@ -23,9 +23,9 @@ console = Console()
 
 def _register_commands() -> None:
     """Each area keeps its commands in its own ``cli_<area>.py`` with a ``register(app)``."""
-    from perspecta import cli_eval, cli_human, cli_interop, cli_report, cli_train
+    from perspecta import cli_audit, cli_eval, cli_human, cli_interop, cli_report, cli_train
 
-    for module in (cli_eval, cli_report, cli_human, cli_interop, cli_train):
+    for module in (cli_eval, cli_audit, cli_report, cli_human, cli_interop, cli_train):
         module.register(app)
 
 
@@ -191,6 +191,10 @@ def run(
             console.print(f"  {e}", markup=False)
         raise typer.Exit(1)
     console.print(f"[green]validated[/]: every answer of {manifest['counts']['items']} items re-derived from geometry.")
+
+    from perspecta.cli_audit import audit_for_run
+
+    audit_for_run(data, console)
 
     from perspecta.cli_eval import run_main_job
 

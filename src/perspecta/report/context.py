@@ -53,6 +53,7 @@ class ReportOptions:
     model_sizes: dict[str, float] = field(default_factory=dict)  # model -> parameters in billions
     families: dict[str, str] = field(default_factory=dict)  # model -> family
     dataset: Path | None = None
+    audit: Path | None = None  # audit JSON (default: audit.json inside the dataset directory)
 
 
 @dataclass
