@@ -33,3 +33,10 @@ from perspecta.suites.dori.common import PRESETS as DIFFICULTY_PRESETS  # noqa: 
 # protocol; `--image-max-side N` / `--high-res` override it.
 # DORI: images as rendered (native resolution).
 EVAL_IMAGE_MAX_SIDE: int | None = None
+
+# The shortcut audit's generic metadata features for DORI: the asset's source (primitive,
+# procedural, catalogue) stays in — "recognising a primitive earns Cannot-be-determined" is
+# the shortcut to catch — but not its category or asset id: whether a round table or a
+# lamp has a front is the orientation skill itself (DORI's "Cannot be determined" is right
+# exactly for objects without one), so predicting it from the category is not a leak.
+AUDIT_METADATA_KEYS = ("source", "source_b")
