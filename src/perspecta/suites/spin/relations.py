@@ -336,7 +336,7 @@ def generate_translation(ctx: TaskContext) -> list[Item]:
 
 
 def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, ratio: float) -> list[Item]:
-    for _ in range(15):
+    for _ in range(80):
         scene = tabletop(ctx)
         cands = unique_objects(scene)
         ctx.rng.shuffle(cands)  # type: ignore[arg-type]
