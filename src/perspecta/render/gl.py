@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perspecta.render.base import RenderResult
+from perspecta import timing
 from perspecta.render import panorama
 from perspecta.world.scene import Camera, Ground, Room, Scene
 
@@ -385,8 +386,9 @@ class GLRenderer:
     def render(self, scene: Scene, camera: Camera) -> RenderResult:
         """Render ``camera`` (perspective or equirect) of ``scene``."""
         _check_camera(camera)
+        timing.count(f"render {camera.width}x{camera.height} {camera.projection}")
         # several renderers (contexts) may live in one process: make ours current
-        with self._context():
+        with timing.stage("render.setup"), self._context():
             return self._render(scene, camera)
 
     def _render(self, scene: Scene, camera: Camera) -> RenderResult:
@@ -427,8 +429,9 @@ class GLRenderer:
             rgbs.append(fr.rgb)
             zs.append(fr.zcam)
             insts.append(fr.inst)
-        lut = panorama.equirect_lut(camera.width, camera.height, face, pad)
-        rgb, depth, inst = panorama.remap_faces(lut, np.stack(rgbs), np.stack(zs), np.stack(insts))
+        with timing.stage("panorama.remap"):
+            lut = panorama.equirect_lut(camera.width, camera.height, face, pad)
+            rgb, depth, inst = panorama.remap_faces(lut, np.stack(rgbs), np.stack(zs), np.stack(insts))
         return RenderResult(rgb, depth, inst)
 
     def _draws(self, scene: Scene) -> list[_Draw]:
@@ -588,6 +591,7 @@ class GLRenderer:
         draws = [dr for dr in draws if _in_frustum(view_proj, _world_box(dr))]
         t = self._target(w, h)
 
+        mark = timing.start()
         # --- colour pass (linear light, SSAA resolution). Geometry first, sky last at
         # the far plane, so the depth test spares shading hidden sky pixels.
         fbo = t["fbo_color"]
@@ -647,6 +651,7 @@ class GLRenderer:
         self._vao_resolve.render(moderngl.TRIANGLES, vertices=3)
         rgb = np.frombuffer(t["fbo_out"].read(components=3, alignment=1), dtype=np.uint8)
         rgb = rgb.reshape(h, w, 3).copy()
+        mark = timing.stop(mark, "render.color")
 
         # --- id / depth pass at 1x (pixel centres = output pixel centres)
         t["fbo_ids"].use()
@@ -675,6 +680,7 @@ class GLRenderer:
         zcam = np.where(hit, ids[..., 0], np.inf).astype(np.float32)
         inst = np.rint(ids[..., 1]).astype(np.int32)
         ctx.disable(moderngl.DEPTH_TEST)
+        timing.stop(mark, "render.ids")
         return _Frame(rgb, zcam, inst)
 
     def _draw_scene_mesh(self, gm: _GpuMesh, model: np.ndarray, tint: np.ndarray | None) -> None:

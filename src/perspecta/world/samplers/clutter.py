@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from perspecta import timing
 from perspecta.world.samplers.common import (
     Instance,
     Rect,
@@ -86,6 +87,7 @@ def _style_categories(
     return found
 
 
+@timing.timed("sample")
 def sample_clutter(
     rng: np.random.Generator,
     library: AssetLibrary,
