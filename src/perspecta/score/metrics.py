@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from perspecta import fastjson
 from perspecta.score.records import ScoredRecord
 from perspecta.score.registry import metrics_for
 
@@ -41,7 +42,7 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
         if not raw.strip():
             continue
         try:
-            d = json.loads(raw)
+            d = fastjson.loads(raw)
         except json.JSONDecodeError:
             if i == len(lines):  # unterminated final line of an interrupted run
                 continue
