@@ -29,3 +29,17 @@ def test_non_finite_literals_written_by_json_dumps_still_parse() -> None:
 def test_invalid_lines_raise_json_decode_error(line: bytes) -> None:
     with pytest.raises(fastjson.JSONDecodeError):
         fastjson.loads(line)
+
+
+def test_read_records_skips_only_an_unterminated_last_line(tmp_path) -> None:
+    from perspecta.score.metrics import read_records
+
+    good = json.dumps({"item_id": "s/t/0", "suite": "s", "task": "t", "model": "m", "answer": "A",
+                       "status": "ok", "prediction": "A", "correct": True, "latency_s": float("nan")})
+    log = tmp_path / "results.jsonl"
+    log.write_text(good + "\n" + good.replace("s/t/0", "s/t/1") + "\n" + '{"item_id": "s/t/2", "sui')
+    recs = read_records(log)
+    assert [r.item_id for r in recs] == ["s/t/0", "s/t/1"] and math.isnan(recs[0].latency_s)
+    log.write_text(good + "\n" + '{"item_id": "s/t/2", "sui\n' + good + "\n")
+    with pytest.raises(ValueError, match=r"results.jsonl:2: invalid JSON"):
+        read_records(log)
