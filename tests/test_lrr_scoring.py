@@ -40,7 +40,9 @@ def test_total_score_sums_tasks() -> None:
         ("The sheep walks right but its head points left, so no.", "no"),
         ("Looking at A and B... yes it moved? Actually no.\nAnswer: No", "no"),
         ("No doubt about it. Answer: yes", "yes"),
-        ("Nope", None),
+        ("Nope", "no"),
+        ("No idea.", None),
+        ("yes and no", None),
         ("I cannot tell from these images.", None),
         ("", None),
         (None, None),
@@ -50,6 +52,17 @@ def test_total_score_sums_tasks() -> None:
 )
 def test_parse_strict(text: str | None, want: str | None) -> None:
     assert parse_yes_no(text) == want
+
+
+def test_strict_parser_is_the_scoring_extractor() -> None:
+    """One reading: what parse_yes_no says is what an LRR record is scored with."""
+    from perspecta.dataset.item import Item
+    from perspecta.score.scoring import score_response
+
+    item = Item(id="lrr/pos/base/0", suite="lrr", task="pos", question="Q", images=[], answer_type="yesno",
+                answer="no")
+    for text in ("No.", "No idea.", "Yes, it is.", "I cannot tell.", "Nope", "so no"):
+        assert score_response(item, model="m", response=text).prediction == parse_yes_no(text)
 
 
 @pytest.mark.parametrize(

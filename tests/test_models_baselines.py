@@ -4,6 +4,7 @@ self-check), chance sits near 1/#options, prior follows the train split, blind d
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from perspecta.dataset.generate import GenerationConfig, generate_dataset
 from perspecta.dataset.item import Item, letter_options
 from perspecta.models.base import BackendError, Request, Response
-from perspecta.models.baselines import BlindBackend, ChanceBackend, PriorBackend
+from perspecta.models.baselines import REFERENCE_SEED_OFFSET, BlindBackend, ChanceBackend, PriorBackend, _answer_key
 from perspecta.run import evaluate
 from perspecta.run.dataset import load_dataset
 from perspecta.score.metrics import summarize
@@ -76,22 +77,35 @@ def test_prior_uses_train_split_by_option_text() -> None:
     # train answers by text: opt2 x3, opt0 x1 -> the prior answers the option whose text is opt2
     train = [_mcq(i, 3, answer=a, split="train") for i, a in enumerate("CCCA")]
     test = [_mcq(10, 3, answer="B")]
-    prior = PriorBackend(train + test, test)
-    assert prior.source == "train"
+    prior = PriorBackend(train, {"kind": "train split"})
     assert asyncio.run(prior.generate(Request(test[0], "Q", []))).text == "<answer>C</answer>"
 
 
-def test_prior_without_train_split_is_the_in_sample_majority() -> None:
-    # answers A, A, B: the majority text is opt0 (label A) for every item, the B item included
-    items = [_mcq(i, 2, answer=a) for i, a in enumerate("AAB")]
-    prior = PriorBackend(items, items)
-    assert prior.source == "in-sample"
-    got = [asyncio.run(prior.generate(Request(it, "Q", []))).text for it in items]
-    assert got == ["<answer>A</answer>"] * 3
-    # a perfectly balanced task ties; the tie is broken by text, never by the item itself
-    balanced = [_mcq(i, 2, answer=a) for i, a in enumerate("AB")]
-    got = [asyncio.run(PriorBackend(balanced, balanced).generate(Request(it, "Q", []))).text for it in balanced]
-    assert got == ["<answer>A</answer>"] * 2
+def test_prior_never_learns_from_the_items_it_is_scored_on(dataset: Path, tmp_path: Path) -> None:
+    """Without a train split the prior comes from a reference draw (another seed, no shared item),
+    recorded in the run file; it is never the in-sample majority."""
+    res = evaluate(dataset, "baseline:prior", tmp_path / "r", progress=False)
+    run = json.loads((tmp_path / "r" / "run-baseline_prior.json").read_text())
+    src = run["prior_source"]
+    assert src["kind"] == "reference draw" and src["seed"] == 11 + REFERENCE_SEED_OFFSET
+    ref = load_dataset(src["dataset"])
+    evaluated = load_dataset(dataset)
+    assert not {it.id + str(it.seed) for it in ref.items} & {it.id + str(it.seed) for it in evaluated.items}
+    assert {it.task for it in ref.items} == {it.task for it in evaluated.items}
+    # each of the prior's answers is the reference majority of its subtype, not the evaluated one
+    by_sub: dict[str, Counter] = {}
+    for it in ref.items:
+        by_sub.setdefault(f"{it.task}/{it.subtype}", Counter())[_answer_key(it)] += 1
+    for rec in res.records():
+        item = next(it for it in evaluated.items if it.id == rec.item_id)
+        counts = by_sub[f"{item.task}/{item.subtype}"]
+        texts = {(o.text or o.label): o.label for o in item.options}
+        ranked = [k for k in sorted(counts, key=lambda k: (-counts[k], k)) if k in texts]
+        assert rec.status == "ok"  # every item answered: by text, else the reference's likeliest label
+        if ranked:
+            assert rec.prediction == texts[ranked[0]]
+    with pytest.raises(ValueError, match="train split"):  # no silent in-sample fallback
+        PriorBackend.for_dataset(evaluated, evaluated.items, None)
 
 
 def test_blind_sends_the_prompt_without_images() -> None:

@@ -65,14 +65,16 @@ def test_depth_map_is_placed_beside_the_image(tmp_path: Path) -> None:
     img = _png(tmp_path / "v.png", (40, 20), (200, 0, 0))
     enc = ImageEncoder()
     with pytest.raises(MissingDepthError, match="v_depth.png"):
-        enc.data_url(img, InputSettings(depth=True))
+        enc.data_url(img, InputSettings(depth=True, max_side=None))
     depth = np.full((20, 40), 2.0)
     depth[:, 20:] = 4.0  # right half farther -> darker
+    depth[:, 38:] = np.inf  # no surface -> black, darker than the farthest surface
     np.save(tmp_path / "v_depth.npy", depth)
     out = _decode(enc.data_url(img, InputSettings(depth=True, max_side=None)))
     assert out.size == (80, 20)
     assert out.getpixel((5, 5)) == (200, 0, 0)
-    assert out.getpixel((45, 5)) == (255, 255, 255) and out.getpixel((75, 5)) == (0, 0, 0)
+    assert out.getpixel((45, 5)) == (255, 255, 255) and out.getpixel((75, 5)) == (40, 40, 40)
+    assert out.getpixel((79, 5)) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("status,body,retryable,needle", [

@@ -16,8 +16,11 @@ from perspecta.suites.pcsr.panoramic import (
     seam_neighbour_answer,
     seam_pair_answer,
 )
+from perspecta.suites.context import TaskContext
+from perspecta.suites.pcsr.common import Pano, balanced
 from perspecta.suites.pcsr.perception import (
-    blob_count,
+    _build_distance,
+    clear_winner,
     count_answer,
     direction_answer,
     distance_answer,
@@ -71,16 +74,56 @@ def test_t0_counts_instances() -> None:
     assert count_answer(room(), "piano") == "0"
 
 
-def test_t0_blob_count_splits_and_merges() -> None:
-    inst = np.zeros((20, 40), dtype=np.int32)
-    inst[0:6, 0:6] = 1  # object 0 cut by the seam: a blob at each edge
-    inst[0:6, 34:40] = 1
-    inst[10:16, 10:16] = 2  # objects 1 and 2 touch in the image: one blob
-    inst[10:16, 16:22] = 3
-    inst[18:20, 30:32] = 4  # 4 pixels: too small to count
-    assert blob_count(inst, [0]) == 2
-    assert blob_count(inst, [1, 2]) == 1
-    assert blob_count(inst, [3]) == 0
+def _ctx(index: int, root_seed: int = 1, task: str = "t") -> TaskContext:
+    return TaskContext("pcsr", task, index, root_seed, None, None, Path("/nonexistent"))  # type: ignore[arg-type]
+
+
+def test_balanced_assignment_is_exact_per_block_and_not_index_parity() -> None:
+    values = ["yes", "no", "no", "maybe"]
+    for seed in (1, 2):
+        got = [balanced(_ctx(i, seed), "x", values) for i in range(40)]
+        for block in range(10):
+            assert sorted(got[4 * block: 4 * block + 4]) == sorted(values)
+    # the value of a unit is not a function of its index: other root seeds permute differently
+    runs = {tuple(balanced(_ctx(i, seed), "x", values) for i in range(8)) for seed in range(6)}
+    assert len(runs) > 1
+    assert balanced(_ctx(5, 3), "x", values) == balanced(_ctx(5, 3), "x", values)  # deterministic
+
+
+def _pano_with_pixels(s: Scene, tiny: set[str]) -> Pano:
+    """A measured panorama in which every object is a 60x40 block, except ``tiny`` ones (5x5)."""
+    inst = np.zeros((512, 1024), dtype=np.int32)
+    for i, o in enumerate(s.objects):
+        w, h = (5, 5) if o.category in tiny else (60, 40)
+        inst[50 * i: 50 * i + h, 70 * i: 70 * i + w] = i + 1
+    px = {o.id: int((inst == i + 1).sum()) for i, o in enumerate(s.objects)}
+    return Pano(scene=s, camera=s.camera("pano"), image="", visible_px=px, instance=inst)
+
+
+def test_readability_facts_and_planted_violation() -> None:
+    s = room()
+    pano = _pano_with_pixels(s, tiny={"chair"})
+    sofa, chair = s.objects[0], s.objects[5]
+    assert pano.facts[sofa.id] == {"pixels": 2400, "box": [60, 40], "marker_cover": 0.0}
+    assert pano.visible(sofa) and not pano.visible(chair)
+    rec = pano.record({"sofa": sofa})
+    assert rec is not None and rec["objects"]["sofa"]["pixels"] == 2400
+    assert pano.record({"sofa": sofa, "chair": chair}) is None  # a named 5x5 chair breaks the contract
+    margin = {"value": 0.009, "min": 0.3, "unit": "m"}
+    assert pano.record({"sofa": sofa}, winner_margin=margin) is None  # a 9 mm tie is no clear winner
+    # the chairs are the closest objects to the sofa; hidden, no distance question about the sofa
+    # may name them, so every question the builder poses avoids them or fails
+    for i in range(6):
+        q = _build_distance(_ctx(i, task="relative_distance"), pano)
+        assert q is None or "chair" not in [q.answer, *q.distractors]
+
+
+def test_clear_winner_holds_same_category_objects_to_the_margin() -> None:
+    a, b, c = (SceneObject(id=f"o{i}", asset_id="x", category=k, pose=Pose((0.0, 0.0, 0.0)), size=(1, 1, 1))
+               for i, k in enumerate(["nightstand", "nightstand", "bed"]))
+    assert clear_winner([(a, 1.0), (b, 1.009), (c, 3.0)], 0.3) is None  # two nightstands 9 mm apart
+    win = clear_winner([(a, 1.0), (b, 1.5), (c, 3.0)], 0.3)
+    assert win is not None and win[0] is a and win[1] == pytest.approx(0.5)
 
 
 def test_t1_closest_and_farthest() -> None:
@@ -108,9 +151,13 @@ def test_t3_transitive_and_compositional() -> None:
     with pytest.raises(ValueError):
         transitive_answer(s, ["tv", "sofa", "wardrobe"], "closer", "closer")  # false premise
     # closest to the plant is the bed (2.62 m); farthest from the bed is the wardrobe (6.14 m)
-    hop1, hop2 = compositional_answer(s, "plant", "farthest")
+    hop1, hop2 = compositional_answer(s, "plant", ["closest", "farthest"])
     assert (hop1.category, hop2.category) == ("bed", "wardrobe")
-    assert compositional_answer(s, "plant", "closest")[1].category == "chair"  # chair at 1.12 m
+    assert compositional_answer(s, "plant", ["closest", "closest"])[1].category == "chair"  # chair at 1.12 m
+    # a third hop never returns to a stop: closest to the chair (-1.8, -0.8) other than the bed
+    # and the plant is the TV (2.84 m; sofa 3.88 m)
+    assert [o.category for o in compositional_answer(s, "plant", ["closest", "closest", "closest"])] == [
+        "bed", "chair", "tv"]
 
 
 def test_t4_rotation() -> None:
@@ -141,18 +188,21 @@ def test_t6_seam_neighbours() -> None:
     assert seam_neighbour_answer(s, "bed") == "chair"  # 1.12 m away, across the seam
     assert not straddles_seam(bed, cam)
     assert seam_pair_answer(s, "bed", "plant") == "no"  # 2.62 m apart vs a 2 m threshold
+    assert seam_pair_answer(s, "bed", "plant", threshold=3.0) == "yes"
+    with pytest.raises(ValueError):
+        seam_pair_answer(s, "bed", "plant", threshold=2.5, margin=0.3)  # within the margin
 
 
 def test_t7_fov_with_occlusion() -> None:
     s = room()
     px = {o.id: 5000 for o in s.objects}
-    st = fov_statuses(s, "sofa", 90, px)
+    st = fov_statuses(s, "sofa", 90, px, 8.0)
     # facing the sofa: chair (2.5, 0.6) at 13.5 deg and wardrobe at -14 deg are in view
     assert st["chair"] == "in" and st["wardrobe"] == "in"
     assert st["tv"] == st["plant"] == st["bed"] == "out"
     px["obj4"] = 0  # the wardrobe hidden in the panorama: in the field but not seen
-    assert fov_statuses(s, "sofa", 90, px)["wardrobe"] is None
-    assert fov_statuses(s, "sofa", 60, {o.id: 5000 for o in s.objects})["chair"] == "in"
+    assert fov_statuses(s, "sofa", 90, px, 8.0)["wardrobe"] is None
+    assert fov_statuses(s, "sofa", 60, {o.id: 5000 for o in s.objects}, 8.0)["chair"] == "in"
 
 
 def test_generated_units_validate(tmp_path: Path) -> None:
@@ -172,6 +222,13 @@ def test_generated_units_validate(tmp_path: Path) -> None:
             assert it["answer"] and it["options"] == []
         if it["answer_type"] == "mcq":
             assert it["metadata"]["options"][it["answer"]] == it["metadata"]["answer_text"]
+        if it["task"] != "counting" or it["metadata"]["count_3d"] > 0:
+            assert it["metadata"]["readability"]["objects"], it["id"]  # every named object measured
+        assert it["metadata"]["knobs"], it["id"]
+        assert (it["metadata"].get("control") == "text_only") == (it["subtype"] == "transitive")
+        if it["task"] == "counting" and it["answer_type"] == "mcq":
+            top = it["metadata"]["count_range"][1]
+            assert {int(v) for v in it["metadata"]["options"].values()} <= set(range(0, top + 1))
     split_of: dict[str, set[str]] = {}
     for it in items:
         split_of.setdefault(it["images"][0], set()).add(it["split"])

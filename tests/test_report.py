@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from perspecta.audit import AUDIT_FILE
+from perspecta.audit.core import audit_dataset
 from perspecta.cli import app
+from perspecta.dataset.io import write_json_atomic
 from perspecta.dataset.generate import GenerationConfig, generate_dataset
 from perspecta.report.aggregate import aggregate
 from perspecta.report.build import build_report
@@ -36,10 +39,14 @@ def data(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("report")
     ds = root / "ds"
     generate_dataset(ds, GenerationConfig(suites=["dori", "spin", "pcsr", "lrr"], n=2, seed=0, tasks=TASKS))
+    write_json_atomic(ds / AUDIT_FILE, audit_dataset(ds).to_dict())  # as `perspecta run` does
     res = root / "res"
-    for model in ("baseline:oracle", "baseline:prior", "baseline:chance"):
+    for model in ("baseline:oracle", "baseline:prior"):
         evaluate(ds, model, res, progress=False)
-    evaluate(ds, "baseline:chance", res, progress=False, repeats=2, prompt_modes=["direct", "cot"])
+    # the same settings twice: the second call resumes and re-asks the failed (open) items; a call
+    # with other sampling settings would be refused, not mixed in
+    for _ in range(2):
+        evaluate(ds, "baseline:chance", res, progress=False, repeats=2, prompt_modes=["direct", "cot"])
     human = root / "human"
     human.mkdir()
     lines = []
@@ -66,9 +73,10 @@ def test_every_section_with_data_renders(report: Path) -> None:
     html = (report / "index.html").read_text()
     md = (report / "report.md").read_text()
     for title in ("Leaderboard", "Subtype heatmaps", "DORI", "SpinBench", "PCSR-Bench", "LRR-Bench", "Human baselines",
-                  "Example gallery"):
+                  "Shortcut audit", "Example gallery"):
         assert title in html and title in md
-    assert "Section omitted" not in html
+    # every section renders except fine-tuning: no run here comes from `perspecta train`
+    assert html.count("Section omitted") == 1 and "Section omitted: no fine-tuned runs" in html
     assert "Human (2 annotators)" in html
     for fig in ("heatmap-kappa-spin", "heatmap-accuracy-pcsr", "dori-error-bars", "dori-n-options",
                 "spin-accuracy-vs-consistency", "spin-patterns", "spin-augmentation", "spin-scaling", "lrr-radar",
@@ -76,7 +84,7 @@ def test_every_section_with_data_renders(report: Path) -> None:
         assert (report / "figures" / f"{fig}.png").stat().st_size > 1000, fig
     for table in ("leaderboard", "dori-tasks", "dori-systematic-errors", "dori-compound", "dori-by-category",
                   "spin-cot-delta", "spin-frames", "spin-premise", "pcsr-tasks", "pcsr-formats", "lrr-tasks",
-                  "lrr-modes", "human-subtypes"):
+                  "lrr-modes", "human-subtypes", "audit"):
         assert (report / "tables" / f"{table}.md").is_file(), table
     # the chance run has 2 repeats: DORI cells carry a ± SEM; cot vs direct gives a delta table
     assert "±" in (report / "tables" / "dori-tasks.md").read_text()
@@ -94,10 +102,11 @@ def test_sections_without_data_are_omitted_with_a_note(data, tmp_path: Path) -> 
                                 if '"suite": "lrr"' in line))
     result = build_report([only_lrr], tmp_path / "out", ReportOptions(examples=2))
     assert result.sections["lrr"] == "rendered" and result.sections["leaderboard"] == "rendered"
-    for slug in ("dori", "spin", "pcsr", "human", "examples"):
+    for slug in ("dori", "spin", "pcsr", "finetune", "human", "audit", "examples"):
         assert result.sections[slug] != "rendered"
     html = (tmp_path / "out" / "index.html").read_text()
-    assert html.count('class="omitted"') == 5
+    assert html.count('class="omitted"') == 7
+    assert "no audit found" in html
     assert "no SpinBench records" in html and "dataset not found" in html
     assert "Section omitted: no DORI records" in (tmp_path / "out" / "report.md").read_text()
 

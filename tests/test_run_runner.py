@@ -20,7 +20,7 @@ import pytest
 
 from perspecta.dataset.generate import GenerationConfig, generate_dataset
 from perspecta.models.base import InputSettings, Request
-from perspecta.models.fake_server import FakeServer, prompt_text
+from perspecta.models.fake_server import FakeServer, request_key
 from perspecta.models.images import ImageEncoder, MissingDepthError
 from perspecta.models.openai_http import build_content
 from perspecta.run import EvalConfig, evaluate
@@ -45,7 +45,7 @@ def server_texts(ds: Path, mode: str = "direct") -> dict[str, str]:
     """item id -> the text the server sees for that item (its counters' key)."""
     data = load_dataset(ds)
     enc = ImageEncoder()
-    return {it.id: prompt_text([{"content": build_content(
+    return {it.id: request_key([{"content": build_content(
         Request(it, build_prompt(it, mode), [data.image_path(p) for p in it.images]), enc)}])
         for it in data.items}
 
@@ -169,7 +169,7 @@ def test_api_key_sent_but_never_logged(dataset: Path, tmp_path: Path, monkeypatc
 
 
 def test_depth_input_needs_saved_depth(dataset: Path, tmp_path: Path) -> None:
-    with pytest.raises(MissingDepthError, match="without saved depth"):
+    with pytest.raises(MissingDepthError, match="generated without them .regenerate with --with-depth"):
         evaluate(dataset, "baseline:chance", tmp_path, inputs=InputSettings(depth=True), progress=False)
     assert not (tmp_path / "results.jsonl").exists()
 

@@ -231,24 +231,29 @@ def test_clutter_deterministic(proc_lib: AssetLibrary, style: str) -> None:
 
 @pytest.mark.parametrize("style,seed", [("tabletop", s) for s in range(4)] + [("street", s) for s in range(4)])
 def test_clutter_constraints(proc_lib: AssetLibrary, style: str, seed: int) -> None:
+    from perspecta.world.samplers.clutter import TABLETOP_SIZES, placed_objects, support_of
+
     scene = sample_clutter(rng(seed), proc_lib, scene_id="c", seed=seed, style=style, min_visible=0.7)
-    n = len(scene.objects)
+    objs = placed_objects(scene)
+    n = len(objs)
     assert 2 <= n <= 8
-    assert [o.id for o in scene.objects] == [f"obj{i}" for i in range(n)]
+    assert [o.id for o in objs] == [f"obj{i}" for i in range(n)]
     for i in range(n):
         for j in range(i + 1, n):
-            assert not footprints_intersect(scene.objects[i], scene.objects[j])
+            assert not footprints_intersect(objs[i], objs[j])
     cam = scene.camera("main")
-    for o in scene.objects:
-        assert o.pose.position[2] == 0.0
+    table = support_of(scene)
+    assert (table is not None) == (style == "tabletop")
+    for o in objs:
+        assert o.pose.position[2] == pytest.approx(0.0 if table is None else table.size[2], abs=1e-4)
         uv, z = cam.project(o.corners())
         assert np.all(z > 0)
         assert uv[:, 0].min() >= 0 and uv[:, 0].max() <= cam.width
         assert uv[:, 1].min() >= 0 and uv[:, 1].max() <= cam.height
-    assert all(v.visible_fraction >= 0.7 for v in visibility(scene.objects, cam))
+    assert all(v.visible_fraction >= 0.7 for v in visibility(objs, cam))
     assert_size_from_mesh(scene, proc_lib)
-    if style == "tabletop":  # large things are shrunk to toys
-        assert all(max(o.size) <= 0.3 + 1e-6 for o in scene.objects)
+    if style == "tabletop":  # tabletop things at their real size, on a table
+        assert all(max(o.size) <= TABLETOP_SIZES[o.category][1] * 1.25 + 1e-6 for o in objs)
     else:  # street objects keep their real size
         assert all(o.scale == 1.0 for o in scene.objects)
         allowed = {"car", "person", "dog", "cat", "horse", "bicycle"}
@@ -270,7 +275,7 @@ def test_clutter_impossible_request_raises(proc_lib: AssetLibrary) -> None:
     with pytest.raises(SamplingError, match=r"8 objects.*after 5 attempts"):
         sample_clutter(
             rng(0), proc_lib, scene_id="c", seed=0, style="tabletop",
-            object_categories=["car"] * 8, area=(0.3, 0.3), max_attempts=5,
+            object_categories=["box"] * 8, area=(0.3, 0.3), max_attempts=5,
         )  # fmt: skip
     with pytest.raises(ValueError, match="n_objects"):
         sample_clutter(rng(0), proc_lib, scene_id="c", seed=0, n_objects=(5, 2))

@@ -22,15 +22,15 @@ def yesno(answer: str = "yes") -> Item:
                 answer=answer)
 
 
-def open_item(answer: str, aliases: list[str] | None = None) -> Item:
+def open_item(answer: str, aliases: list[str] | None = None, candidates: list[str] | None = None) -> Item:
     return Item(id="t/o/base/000000", suite="pcsr", task="o", question="Q?", images=[], answer_type="open",
-                answer=answer, answer_aliases=aliases or [])
+                answer=answer, answer_aliases=aliases or [],
+                metadata={"candidates": candidates} if candidates is not None else {})
 
 
 @pytest.mark.parametrize("text,expected", [
     ("<answer>C</answer>", "C"),
     ("I think B... <answer>(C)</answer>", "C"),  # the tag wins over earlier letters
-    ("<answer>B</answer> no wait <answer>D</answer>", "D"),  # last tag
     ('{"answer": "B", "reasoning": "its face is visible"}', "B"),
     ('"answer": "C", "reasoning": "A car whose back we see"', "C"),
     ("The answer is D because nothing marks a front.", "D"),
@@ -52,6 +52,8 @@ def test_mcq_extraction(text: str, expected: str) -> None:
     "Either B or C could be right.",  # two letters: ambiguous
     "<answer>E</answer>",  # not an option label, not an option text
     "It is facing toward the camera or maybe facing away from the camera.",  # two option texts
+    "<answer>B</answer> no wait <answer>D</answer>",  # two different tagged answers
+    "A or B", "Answer: B or A", "Both C and A are plausible.",  # issue 15: never credited
 ])
 def test_mcq_unparsed(text: str) -> None:
     assert extract(text, mcq()) is None
@@ -75,15 +77,24 @@ def test_yesno(text: str, expected: str | None) -> None:
 def test_open_answers_numbers_and_aliases() -> None:
     assert normalise("The Red Mug!") == "red mug"
     assert normalise("three") == "3"
-    item = open_item("3")
+    item = open_item("3", candidates=[str(i) for i in range(11)])
     assert extract("<answer>three</answer>", item) == "3"
     assert extract("I count 3 chairs.", item) == "3"
     assert extract("I count 3 chairs and 2 tables.", item) is None  # two numbers: ambiguous
-    car = open_item("red mug", ["mug"])
+    car = open_item("red mug", ["mug"], candidates=["red mug", "lamp", "chair"])
     assert extract("<answer>The mug</answer>", car) == "mug"
     assert is_correct("mug", car) and is_correct("red mug", car)
-    assert extract("It is the mug on the left.", car) == "mug"
+    assert extract("It is the red mug on the left.", car) == "red mug"
     assert not is_correct("blue mug", car)
+
+
+def test_open_extraction_never_reads_the_gold_answer() -> None:
+    """Issue 15: a short reply naming the gold among others was credited; now the reading is the
+    same whatever the gold is, and two candidates are no answer."""
+    for gold in ("dog", "chair"):
+        item = open_item(gold, candidates=["dog", "chair", "lamp"])
+        assert extract("dog or chair", item) is None
+        assert extract("It is the mug on the left.", open_item(gold)) is None  # a sentence, no known candidate
 
 
 def test_score_response_statuses() -> None:

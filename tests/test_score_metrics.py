@@ -26,15 +26,24 @@ def rec(i: int, status: str, correct: bool | None, *, repeat: int = 0, suite: st
                         subtype=subtype, n_options=4, repeat=repeat)
 
 
-def test_accuracy_counts_unparsed_wrong_and_excludes_failed() -> None:
+def test_accuracy_counts_every_item_failed_and_unparsed_wrong() -> None:
     records = ([rec(i, "ok", True) for i in range(6)] + [rec(6, "ok", False)]
                + [rec(7, "unparsed", False)] + [rec(8, "failed", None), rec(9, "failed", None)])
     b = accuracy_block(records)
-    # 6 right out of 8 answered (7 ok + 1 unparsed); 2 failed reported apart
+    # 6 right out of 10 asked; coverage 8/10; answered-only 6/8 is the labelled secondary number
     assert (b["n"], b["answered"], b["ok"], b["unparsed"], b["failed"]) == (10, 8, 7, 1, 2)
-    assert b["accuracy"] == 6 / 8 and b["coverage"] == 0.8 and b["chance_level"] == 0.25
+    assert b["accuracy"] == 6 / 10 and b["coverage"] == 0.8 and b["accuracy_answered"] == 6 / 8
+    assert b["chance_level"] == 0.25
     lo, hi = b["ci95"]
-    assert lo < 0.75 < hi and 0.3 < lo and hi <= 1.0
+    assert lo < 0.6 < hi and 0.2 < lo and hi <= 1.0
+
+
+def test_accuracy_with_mostly_failed_requests_is_not_flattered() -> None:
+    """Issue 15: 89 failed of 168 with 4 right among the 79 answered showed 5.1% for n=168."""
+    records = ([rec(i, "ok", i < 4) for i in range(79)] + [rec(79 + i, "failed", None) for i in range(89)])
+    b = accuracy_block(records)
+    assert b["n"] == 168 and b["accuracy"] == 4 / 168 and round(100 * b["accuracy"], 1) == 2.4
+    assert round(100 * b["accuracy_answered"], 1) == 5.1 and round(100 * b["coverage"], 1) == 47.0
 
 
 def test_bootstrap_ci_degenerate_and_width() -> None:

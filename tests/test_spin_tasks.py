@@ -190,7 +190,7 @@ def small_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     out = tmp_path_factory.mktemp("spin") / "d"
-    generate_dataset(out, GenerationConfig(suites=["spin"], n=2, seed=3, image_size=96))
+    generate_dataset(out, GenerationConfig(suites=["spin"], n=2, seed=3, image_size=384))
     return out
 
 

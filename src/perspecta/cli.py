@@ -23,9 +23,9 @@ console = Console()
 
 def _register_commands() -> None:
     """Each area keeps its commands in its own ``cli_<area>.py`` with a ``register(app)``."""
-    from perspecta import cli_eval, cli_human, cli_interop, cli_report
+    from perspecta import cli_audit, cli_eval, cli_human, cli_interop, cli_report, cli_train
 
-    for module in (cli_eval, cli_report, cli_human, cli_interop):
+    for module in (cli_eval, cli_audit, cli_report, cli_human, cli_interop, cli_train):
         module.register(app)
 
 
@@ -50,7 +50,7 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
               image_size: int | None, resume: bool, splits: dict[str, float] | None = None,
               tasks: list[str] | None = None, suite_config: dict | None = None, *,
               executor: str = "local", ray_address: str | None = None, difficulty: str = "standard",
-              sweep: dict | None = None) -> dict:
+              sweep: dict | None = None, with_depth: bool = False) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
     if workers is not None and workers < 1:
         raise _fail(f"--workers must be at least 1, got {workers}")
@@ -58,21 +58,23 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
         return _generate_with_progress(out, suites, n, seed, workers, renderer, image_size, resume,
                                        splits or {"test": 1.0}, tasks, suite_config or {},
                                        executor=executor, ray_address=ray_address, difficulty=difficulty,
-                                       sweep=sweep)
+                                       sweep=sweep, with_depth=with_depth)
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+    except OSError as e:  # an --out that is a file, or a place that cannot be written
+        raise _fail(f"--out {out}: cannot write the dataset ({e.strerror or e})") from None
 
 
 def _generate_with_progress(out: Path | str, suites: list[str], n: int, seed: int, workers: int | None,
                             renderer: str, image_size: int | None, resume: bool, splits: dict[str, float],
                             tasks: list[str] | None, suite_config: dict, *, executor: str = "local",
                             ray_address: str | None = None, difficulty: str = "standard",
-                            sweep: dict | None = None) -> dict:
+                            sweep: dict | None = None, with_depth: bool = False) -> dict:
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
     config = GenerationConfig(suites=suites, n=n, seed=seed, renderer=renderer, image_size=image_size,
                               splits=splits, tasks=tasks, suite_config=suite_config, difficulty=difficulty,
-                              sweep=sweep)
+                              sweep=sweep, with_depth=with_depth)
     start = time.perf_counter()
     with _progress() as progress:
         bar = progress.add_task("generating units", total=None, rate="")
@@ -126,6 +128,8 @@ def generate(
                                    help="Preset of every task's difficulty knobs: easy, standard or hard."),
     sweep: Optional[str] = typer.Option(None, "--sweep",
                                         help="Span one knob evenly, KNOB=a:b:n (unit i takes value i mod n)."),
+    with_depth: bool = typer.Option(False, "--with-depth",
+                                    help="Also store each view's ground-truth depth as a 16-bit PNG beside it."),
 ) -> None:
     """Generate a benchmark dataset (same seed, same bytes, whatever the executor)."""
     from perspecta.dataset.generate import parse_splits, parse_suite_config, parse_sweep
@@ -143,7 +147,8 @@ def generate(
     if executor == "local" and workers is None:
         workers = 1
     manifest = _generate(out, suites, n, seed, workers, renderer, image_size, resume, splits, task or None, configs,
-                         executor=executor, ray_address=ray_address, difficulty=difficulty, sweep=sweep_spec)
+                         executor=executor, ray_address=ray_address, difficulty=difficulty, sweep=sweep_spec,
+                         with_depth=with_depth)
     _summary(out, manifest)
 
 
@@ -187,10 +192,19 @@ def run(
         raise typer.Exit(1)
     console.print(f"[green]validated[/]: every answer of {manifest['counts']['items']} items re-derived from geometry.")
 
+    from perspecta.cli_audit import audit_for_run
+
+    audit_for_run(data, console)
+
     from perspecta.cli_eval import run_main_job
 
     summary, table = run_main_job(data, out / "results")
     console.print(table)
+    src = summary.get("prior_source")
+    if src:
+        console.print(f"baseline:prior learned from a {src['kind']} ({src['items']} items"
+                      + (f", seed {src['seed']}" if src.get("seed") is not None else "")
+                      + f", {src['dataset']}), never from the items it is scored on", highlight=False)
     if not summary["oracle_ok"]:
         console.print("[red]the oracle baseline did not score 100%: an answer key or the extraction is wrong")
         raise typer.Exit(1)

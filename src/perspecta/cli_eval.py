@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
@@ -41,9 +42,13 @@ def eval_command(
     seed: int = typer.Option(0, "--seed"),
     temperature: float = typer.Option(0.0, "--temperature"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Default: per suite."),
-    image_max_side: int = typer.Option(256, "--image-max-side", help="Downscale images to this side."),
-    high_res: bool = typer.Option(False, "--high-res", help="Send images at full resolution."),
-    depth: bool = typer.Option(False, "--depth", help="Send the depth map beside each image."),
+    image_max_side: Optional[int] = typer.Option(None, "--image-max-side",
+                                                 help="Downscale images to this longest side (default: each "
+                                                      "suite's paper protocol: SpinBench 256, others native)."),
+    high_res: bool = typer.Option(False, "--high-res", help="Send every image at full resolution."),
+    input_mode: str = typer.Option("rgb", "--input",
+                                   help="rgb, or depth-concat: each image with its ground-truth depth map beside it "
+                                        "(dataset made with generate --with-depth)."),
     split: str = typer.Option("test", "--split", help="Split to evaluate ('all' for every split)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Only these suites."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many items per task."),
@@ -55,11 +60,13 @@ def eval_command(
     workers: int = typer.Option(1, "--workers", "-w", help="With --executor ray: actors per model and endpoint."),
 ) -> None:
     """Evaluate a model or baseline on a dataset; rerunning resumes (only missing/failed items are asked)."""
-    from perspecta.models.base import InputSettings
+    from perspecta.models.base import SUITE_DEFAULT, InputSettings
     from perspecta.models.images import MissingDepthError
     from perspecta.run import EvalConfig, evaluate
-    from perspecta.score.metrics import summary_table
+    from perspecta.score.metrics import summarize, summary_table
 
+    if input_mode not in ("rgb", "depth-concat"):
+        raise _fail(f"--input must be rgb or depth-concat, got {input_mode!r}")
     if executor not in ("local", "ray"):
         raise _fail(f"--executor must be local or ray, got {executor!r}")
     if executor == "local" and len(base_url or []) > 1:
@@ -68,7 +75,8 @@ def eval_command(
         cfg = EvalConfig(
             concurrency=concurrency, timeout_s=timeout, max_retries=retries, prompt_modes=list(prompt_mode),
             repeats=repeats, seed=seed, temperature=temperature, max_tokens=max_tokens,
-            inputs=InputSettings(max_side=None if high_res else image_max_side, depth=depth),
+            inputs=InputSettings(max_side=None if high_res else SUITE_DEFAULT if image_max_side is None
+                                 else image_max_side, depth=input_mode == "depth-concat"),
             split=None if split == "all" else split, suites=list(suite) if suite else None, limit=limit,
             cache_path=cache, progress=not no_progress,
         )
@@ -80,10 +88,13 @@ def eval_command(
         else:
             runs = [(evaluate(dataset, m, out, config=cfg, base_url=base_url[0] if base_url else None), {})
                     for m in model]
-    except (FileNotFoundError, MissingDepthError, ValueError, KeyError) as e:
+    except (FileNotFoundError, MissingDepthError, ValueError, KeyError, OSError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+    all_failed = []
     for result, served in runs:
-        console.print(summary_table(result.summary(), level="by_subtype", title=f"{result.model} on {dataset}"))
+        records = result.records()
+        summary = summarize(records)
+        console.print(summary_table(summary, level="by_subtype", title=f"{result.model} on {dataset}"))
         c = result.counts
         console.print(f"{c.get('requested', 0)} requested, {c.get('cached', 0)} from cache, "
                       f"{c.get('resumed', 0)} already done, {c.get('retries', 0)} retries, "
@@ -91,6 +102,18 @@ def eval_command(
         if served:
             console.print("answered per Ray actor: " + ", ".join(f"{k} {v}" for k, v in served.items()),
                           highlight=False)
+        n = len(records)
+        failed = sum(r.status == "failed" for r in records)
+        share = f"{failed} of {n} items failed ({100 * failed / n:.1f}%)" if n else "no items"
+        console.print(f"[bold]{result.model}[/]: {share}; failed items count as wrong in the accuracy",
+                      style="red" if failed else None, highlight=False)
+        if n and failed == n:
+            errors = Counter(r.error or "unknown error" for r in records)
+            all_failed.append(f"{result.model}: every request failed (most common error: {errors.most_common(1)[0][0]})")
+    if all_failed:
+        for line in all_failed:
+            console.print(f"[red]error:[/] {line}", highlight=False)
+        raise typer.Exit(1)
 
 
 def score_command(
@@ -109,7 +132,10 @@ def score_command(
         raise _fail(str(e)) from None
     summary = summarize(records)
     path = json_out or (results if results.is_dir() else results.parent) / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, default=str))
+    try:
+        path.write_text(json.dumps(summary, indent=2, default=str))
+    except OSError as e:  # a directory, or a place that cannot be written
+        raise _fail(f"--json {path}: cannot write the summary ({e.strerror or e})") from None
     console.print(summary_table(summary, level=level, title=str(results)))
     for run in summary["runs"]:
         for suite, metrics in run["suite_metrics"].items():
@@ -143,6 +169,9 @@ def run_main_job(dataset_dir: Path, out_dir: Path, *, models: list[str] | None =
     summary = summarize([r for r in read_records(out_dir) if r.model in specs])
     oracle = [r for r in summary["runs"] if r["model"] == "baseline:oracle"]
     summary["oracle_ok"] = bool(oracle) and all(r["accuracy"] == 1.0 and r["failed"] == 0 for r in oracle)
+    prior_file = Path(out_dir) / "run-baseline_prior.json"
+    if prior_file.is_file():
+        summary["prior_source"] = json.loads(prior_file.read_text()).get("prior_source")
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     return summary, summary_table(summary, level="by_suite", title=f"baselines on {dataset_dir} (per-task: perspecta score)")
 

@@ -32,6 +32,8 @@ def export_command(
         result = export(dataset, to, out, split=split)
     except (FileNotFoundError, ValueError, KeyError) as e:
         raise _fail(str(e)) from None
+    except OSError as e:  # an --out that is a file, or a place that cannot be written
+        raise _fail(f"--out {out}: cannot write ({e.strerror or e})") from None
     console.print(json.dumps(result), highlight=False)
 
 
@@ -50,6 +52,8 @@ def import_command(
         result = import_predictions(file, dataset=dataset, fmt=fmt, model=model, out=out, split=split)
     except (FileNotFoundError, ValueError) as e:
         raise _fail(str(e)) from None
+    except OSError as e:
+        raise _fail(f"--out {out}: cannot write ({e.strerror or e})") from None
     console.print(json.dumps(result), highlight=False)
 
 

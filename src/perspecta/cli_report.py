@@ -57,6 +57,8 @@ def report_command(
     model_size: list[str] = typer.Option([], "--model-size", help="NAME=SIZE, e.g. openai:qwen2.5-vl-7b=7B (repeat)."),
     sizes: Optional[Path] = typer.Option(None, "--sizes", help="File of model sizes: JSON object or NAME=SIZE lines."),
     family: list[str] = typer.Option([], "--family", help="NAME=FAMILY to override the family parsed from a name."),
+    audit: Optional[Path] = typer.Option(None, "--audit", help="Audit JSON from `perspecta audit --json` "
+                                         "(default: audit.json inside the dataset directory, if any)."),
     bench: Optional[int] = typer.Option(None, "--bench", help="Instead of a report: time a report over N "
                                         "synthetic records (and N/4) and print seconds and peak memory."),
 ) -> None:
@@ -74,9 +76,11 @@ def report_command(
         raise _fail("give at least one results directory or results.jsonl")
     if examples < 0:
         raise _fail(f"--examples must be 0 or more, got {examples}")
+    if audit is not None and not audit.is_file():
+        raise _fail(f"--audit {audit}: no such file")
     try:
         options = ReportOptions(examples=examples, model_sizes=_sizes(model_size, sizes),
-                                families=_pairs(family, "--family"), dataset=dataset)
+                                families=_pairs(family, "--family"), dataset=dataset, audit=audit)
         result = build_report(results, out, options)
     except (ReportInputError, ValueError, FileNotFoundError, OSError) as e:
         raise _fail(str(e)) from None

@@ -62,6 +62,7 @@ class GenerationConfig:
     tasks: list[str] | None = None  # "suite/task" keys to keep; None = every task of the suites
     difficulty: str = "standard"  # preset of every task's difficulty knobs
     sweep: dict[str, Any] | None = None  # {"knob": name, "values": [...]}: span one knob evenly
+    with_depth: bool = False  # store each view's ground-truth depth beside it (dataset.depth)
 
     def __post_init__(self) -> None:
         from perspecta.suites.context import DIFFICULTIES
@@ -77,8 +78,11 @@ class GenerationConfig:
         if not self.suites:
             raise ValueError("no suites to generate")
         bad = set(self.splits) - {"train", "val", "test"}
-        if bad or not self.splits or any(v < 0 for v in self.splits.values()) or sum(self.splits.values()) <= 0:
+        if bad or not self.splits or any(v < 0 for v in self.splits.values()):
             raise ValueError(f"--split takes train/val/test with non-negative fractions, got {self.splits}")
+        if abs(sum(self.splits.values()) - 1.0) > 1e-6:
+            raise ValueError(f"--split fractions must sum to 1, got {format_splits(self.splits)} "
+                             f"(sum {sum(self.splits.values()):g}); e.g. train=0.5,test=0.5")
 
     def task_config(self, suite: str) -> dict[str, Any]:
         sized = {} if self.image_size is None else {"image_size": self.image_size}
@@ -131,6 +135,7 @@ class _Worker:
             renderer=self.renderer,
             out_dir=self.stage,
             config=self.config.task_config(unit.suite),
+            with_depth=self.config.with_depth,
         )
         with timing.stage("task"):  # what no finer stage claims: task logic, rejection loops
             items = registry.get_task(unit.suite, unit.task).generate(ctx)
@@ -148,8 +153,10 @@ class _Worker:
             "scenes": [s.to_dict() for s in ctx.scenes],
             "images": ctx.images,
             # hashed here, while the PNGs are local and hot, so assembly never re-reads them
-            "sha256": {rel: sha256_file(self.stage / rel) for rel in ctx.images},
+            "sha256": {rel: sha256_file(self.stage / rel) for rel in [*ctx.images, *ctx.depths.values()]},
         }
+        if self.config.with_depth:
+            part["depth"], part["no_depth"] = ctx.depths, ctx.no_depth
         self.store.commit_unit(unit.part_rel, part, self.stage)
         timing.stop(mark, "write")
         return len(records)
@@ -278,7 +285,8 @@ def _command_for(config: GenerationConfig) -> str:
     return (f"perspecta generate {suites} --n {config.n} --seed {config.seed} "
             f"--renderer {config.renderer}" + (f" --image-size {config.image_size}" if config.image_size else "")
             + f" --split {format_splits(config.splits)} --difficulty {config.difficulty}"
-            + (f" --sweep {format_sweep(config.sweep)}" if config.sweep else ""))
+            + (f" --sweep {format_sweep(config.sweep)}" if config.sweep else "")
+            + (" --with-depth" if config.with_depth else ""))
 
 
 def parse_sweep(text: str) -> dict[str, Any]:
@@ -352,6 +360,8 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
         "tasks": config.tasks,
         "difficulty": config.difficulty,
         "sweep": config.sweep,
+        # only when set, so datasets made without depth keep their bytes
+        **({"with_depth": True} if config.with_depth else {}),
     }
 
 
@@ -364,6 +374,8 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     scene_ids: set[str] = set()
     images: list[str] = []
     image_sha: dict[str, str] = {}
+    depths: dict[str, str] = {}
+    no_depth: dict[str, str] = {}
     for u in units:
         part = json.loads(store.read_text(u.part_rel))
         items += part["items"]
@@ -373,6 +385,8 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
                 scenes.append(scene)
         images += part["images"]
         image_sha.update(part.get("sha256", {}))  # parts of older versions carry none
+        depths.update(part.get("depth", {}))
+        no_depth.update(part.get("no_depth", {}))
     if config.sweep and not any(config.sweep["knob"] in it["metadata"].get("knobs", {}) for it in items):
         used = sorted({k for it in items for k in it["metadata"].get("knobs", {})})
         raise ValueError(f"--sweep {config.sweep['knob']}: no generated task reads that knob; "
@@ -390,7 +404,9 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     renderer_record = {"name": renderer.name, "version": renderer.version}
     renderer.close()
 
-    checksums = {p: image_sha.get(p) or store.sha256(p) for p in ["items.jsonl", "scenes.jsonl", *sorted(set(images))]}
+    no_depth = {k: v for k, v in no_depth.items() if k not in depths}  # a shared image one unit stored with depth
+    files = ["items.jsonl", "scenes.jsonl", *sorted(set(images)), *sorted(set(depths.values()))]
+    checksums = {p: image_sha.get(p) or store.sha256(p) for p in files}
     by_task = Counter(f"{it['suite']}/{it['task']}" for it in items)
     manifest = {
         "name": "+".join(config.suites),
@@ -412,6 +428,10 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
         "checksums": checksums,
         "assets": assets,
     }
+    if config.with_depth:
+        from perspecta.dataset.depth import manifest_record
+
+        manifest["depth"] = manifest_record(depths, no_depth)
     store.write_json("manifest.json", manifest)
     store.remove_tree(PARTS_DIR)
     return manifest

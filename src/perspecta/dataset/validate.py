@@ -246,6 +246,7 @@ class _Audit:
                 for p in images_dir.rglob("*")
                 if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
                 and p.relative_to(self.root).as_posix() not in refs
+                and p.relative_to(self.root).as_posix() not in self.depth_files()
             )
             for rel in orphans[:20]:
                 self.warn(f"{rel}: not referenced by any item")
@@ -278,6 +279,53 @@ class _Audit:
             except Exception as e:  # Pillow raises many types for corrupt files
                 return f"image does not decode: {type(e).__name__}: {e}"
         return None
+
+    def depth_files(self) -> dict[str, str]:
+        """Depth file -> its image, from the manifest's ``depth`` record (empty without one)."""
+        depth = (self.manifest or {}).get("depth")
+        files = depth.get("files") if isinstance(depth, dict) else None
+        return {d: im for im, d in files.items()} if isinstance(files, dict) else {}
+
+    def check_depth(self) -> None:
+        """``generate --with-depth``: every image has a 16-bit depth PNG of its size beside it
+        (or a recorded reason why not), listed in the checksums."""
+        from perspecta.dataset.depth import SUFFIX, depth_rel, read_codes
+
+        depth = (self.manifest or {}).get("depth")
+        if depth is None:
+            return
+        files, without = depth.get("files"), depth.get("without", {})
+        if not isinstance(files, dict) or not isinstance(without, dict) or not isinstance(depth.get("scale_m"), float):
+            self.error(f"{MANIFEST}: field 'depth': needs 'scale_m' (float), 'files' and 'without' mappings")
+            return
+        sums = (self.manifest or {}).get("checksums") or {}
+        for image in sorted(self.image_refs):
+            if image not in files and image not in without:
+                self.error(f"{image}: no depth map and no reason recorded in {MANIFEST} 'depth'")
+        n = 0
+        for image, rel in sorted(files.items()):
+            if image not in self.image_refs:
+                self.error(f"{MANIFEST}: field 'depth': {image} is not an image of any item")
+            if rel != depth_rel(image):
+                self.error(f"{rel}: depth file of {image} must be named {depth_rel(image)} (<stem>{SUFFIX})")
+                continue
+            if rel not in sums:
+                self.error(f"{MANIFEST}: field 'checksums': no entry for depth map {rel}")
+            path = self.root / rel
+            if not path.is_file():
+                self.error(f"{rel}: missing depth map of {image}")
+                continue
+            try:
+                codes = read_codes(path)
+                with Image.open(self.root / image) as im:
+                    size = im.size
+            except Exception as e:  # Pillow raises many types for corrupt files
+                self.error(f"{rel}: depth map does not decode: {type(e).__name__}: {e}")
+                continue
+            if codes.shape[::-1] != size:
+                self.error(f"{rel}: depth map is {codes.shape[1]}x{codes.shape[0]}, image {image} is {size[0]}x{size[1]}")
+            n += 1
+        self.report.counts["depth_maps"] = n
 
     def check_checksums(self) -> None:
         if self.manifest is None or not isinstance(self.manifest.get("checksums"), dict):
@@ -469,6 +517,7 @@ def validate_dataset(
     )
     audit.check_images()
     audit.check_checksums()
+    audit.check_depth()
     audit.check_groups()
     audit.check_readability()
     audit.check_scene_refs()

@@ -135,6 +135,59 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+MAX_BODY = 64 * 1024  # an answer or a flag is a few hundred bytes; nothing legitimate is larger
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """ASGI middleware answering 413 to a request body over ``limit`` bytes, whether announced by
+    Content-Length or streamed without one, before a handler reads (and buffers) it all."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def _reject(self, send: Any) -> None:
+        body = json.dumps({"error": f"request body too large (at most {self.limit // 1024} KiB)"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.strip().isdigit() or int(length) > self.limit):
+            await self._reject(send)
+            return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _BodyTooLarge
+            return message
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _BodyTooLarge:
+            if not started:
+                await self._reject(send)
+
+
 def _task_title(item: Item) -> str:
     from perspecta.suites.registry import get_task
 
@@ -269,6 +322,6 @@ def create_app(session: Session) -> Starlette:
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
-                    middleware=[Middleware(SecurityHeaders)])
+                    middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit)])
     app.state.session = session
     return app

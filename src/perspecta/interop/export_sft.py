@@ -56,3 +56,18 @@ def export_sft(dataset: str | Path, out: str | Path) -> dict[str, Any]:
     path = out if out.suffix == ".jsonl" else out / "train.jsonl"
     n = write_jsonl_atomic(path, (sft_record(it, ds.root) for it in items))
     return {"items": n, "path": str(path)}
+
+
+def prompt_completion_rows(dataset: str | Path, split: str = TRAIN, suites: list[str] | None = None,
+                           tasks: list[str] | None = None) -> list[dict[str, Any]]:
+    """The chosen items as TRL prompt-completion rows (``prompt`` = the user turn, ``completion`` =
+    the gold answer, ``images`` = paths), so ``perspecta train sft`` puts the loss on the answer only."""
+    from perspecta.interop.grpo import select_items
+
+    root, items = select_items(dataset, split, suites, tasks)
+    rows = []
+    for it in items:
+        rec = sft_record(it, root)
+        rows.append({"id": it.id, "images": rec["images"], "prompt": rec["messages"][:1],
+                     "completion": rec["messages"][1:]})
+    return rows

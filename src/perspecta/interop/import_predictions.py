@@ -111,6 +111,8 @@ def import_predictions(file: str | Path, *, dataset: str | Path, fmt: str, model
                                           prompt_mode=prompt_mode)
     if not records:
         raise PredictionFileError(f"{file}: no predictions")
+    for rec in records.values():  # the run's identity in reports, as for `perspecta eval`
+        rec.dataset = ds.fingerprint
     out = Path(out)
     path = out if out.suffix == ".jsonl" else out / "results.jsonl"
     ordered = [records[it.id] for it in ds.items if it.id in records]

@@ -1,6 +1,6 @@
 """A tiny randomly initialised LLaVA (CLIP vision tower + Llama text model) built offline.
 
-For smoke tests of training plumbing only (``examples/grpo_train.py --tiny``): it proves
+For smoke tests of training plumbing only (``perspecta train sft|grpo --preset tiny-sft|tiny-grpo``): it proves
 that data, processor, chat template, generation, rewards and optimiser steps fit
 together on a CPU in seconds. It learns nothing useful. The tokenizer is a small BPE
 trained here on the prompts' own words, so nothing is downloaded.

@@ -35,15 +35,34 @@ class GenConfig:
         return asdict(self)
 
 
+SUITE_DEFAULT = "suite"
+
+
 @dataclass(frozen=True)
 class InputSettings:
-    """How images are sent: ``max_side`` None = full resolution; ``depth`` = depth map beside the image."""
+    """How images are sent: ``max_side`` an int = downscale to that longest side, None = full
+    resolution, ``"suite"`` = each suite's paper protocol (its ``EVAL_IMAGE_MAX_SIDE``; the runner
+    resolves it per item before a backend sees it); ``depth`` = depth map beside the image."""
 
-    max_side: int | None = 256
+    max_side: int | None | str = SUITE_DEFAULT
     depth: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def for_suite(self, suite: str) -> InputSettings:
+        """The settings with ``max_side`` resolved for ``suite`` (an explicit value wins)."""
+        if self.max_side != SUITE_DEFAULT:
+            return self
+        from dataclasses import replace
+
+        from perspecta.suites.registry import suite_setting
+
+        try:
+            side = suite_setting(suite, "EVAL_IMAGE_MAX_SIDE", None)
+        except ImportError:  # a suite registered outside perspecta.suites declares nothing: native
+            side = None
+        return replace(self, max_side=int(side) if side else None)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -53,6 +72,10 @@ class Request:
     images: list[Path]  # absolute paths, marker order
     gen: GenConfig = field(default_factory=GenConfig)
     inputs: InputSettings = field(default_factory=InputSettings)
+
+    def __post_init__(self) -> None:
+        # a backend always sees concrete settings: "suite" becomes this item's suite default here
+        self.inputs = self.inputs.for_suite(self.item.suite)
 
 
 @dataclass

@@ -7,12 +7,14 @@ a self-check of answer keys *and* of extraction.
 - chance: uniform over the item's option labels (yes/no for yes/no items), drawn from a
   generator seeded by (seed, item id) so reruns and resumes agree. Undefined for
   open-ended items: those are recorded failed, not guessed.
-- prior: the most frequent answer of the item's task in the held-out ``train`` split,
-  matched by option *text* (labels are shuffled per item) and falling back to the
-  label. Without a train split it is the in-sample majority over the evaluated items of
-  the task (the run records the source). Leave-one-out would be worse than useless here:
-  our answers are balanced by design, so dropping an item's own answer makes the
-  majority systematically *another* answer and the "prior" scores below chance.
+- prior: the most frequent answer of the item's task and subtype, matched by option
+  *text* (labels are shuffled per item), estimated on items it is never scored on: the
+  dataset's ``train`` split when it has one, otherwise a *reference draw* — the same
+  tasks and settings generated afresh with another root seed (:func:`reference_draw`),
+  which shares no scene or item with the evaluated data. The source is recorded in the
+  run file and shown in the report. (An in-sample majority would score the evaluated
+  answers against themselves: ~68% against 37% chance on balanced data, 100% on
+  one-item subtypes.)
 - oracle: re-derives the answer from the stored scene with the task's ``derive``.
 - blind: wraps a text-capable backend and sends the prompt with images removed.
 """
@@ -22,12 +24,17 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.models.base import Backend, BackendError, Request, Response
 from perspecta.world.scene import Scene
+
+if TYPE_CHECKING:
+    from perspecta.run.dataset import EvalDataset
 
 
 def _answer(text: str) -> Response:
@@ -65,43 +72,97 @@ class ChanceBackend:
         return None
 
 
+REFERENCE_SEED_OFFSET = 100_003  # the reference draw's root seed = dataset seed + this
+
+
 @dataclass
 class _Prior:
-    counts: Counter
-    source: str  # "train" or "in-sample"
+    counts: Counter  # answer text (or answer) -> count
+    labels: Counter  # gold option label -> count (MCQ)
+
+
+def _levels(item: Item) -> tuple[str, str]:
+    """Where a prior is pooled: the subtype, then the whole task — always within one answer type."""
+    return (f"{item.suite}/{item.task}/{item.subtype}/{item.answer_type}", f"{item.suite}/{item.task}/{item.answer_type}")
+
+
+def reference_draw(dataset_root: Path, out: Path, *, workers: int = 1) -> Path:
+    """Generate (or reuse) a fresh draw of ``dataset_root``'s tasks with another root seed into ``out``.
+
+    Same suites, tasks, units per task, renderer, image size and suite settings as the
+    dataset's manifest; a different seed, so no scene or item is shared with it."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.dataset.io import read_manifest
+
+    cfg = read_manifest(dataset_root / "manifest.json").get("config") or {}
+    if not cfg.get("suites"):
+        raise ValueError(f"{dataset_root}: manifest has no generation config; the prior needs a train split or "
+                         "a reference draw made with `perspecta generate` (another --seed)")
+    config = GenerationConfig(suites=list(cfg["suites"]), n=int(cfg.get("n", 20)),
+                              seed=int(cfg.get("seed", 0)) + REFERENCE_SEED_OFFSET,
+                              renderer=cfg.get("renderer", "gl"), image_size=cfg.get("image_size"),
+                              suite_config=cfg.get("suite_config") or {}, tasks=cfg.get("tasks"))
+    generate_dataset(out, config, workers=workers, resume=out.exists())
+    return out
 
 
 class PriorBackend:
-    """Most frequent answer per task; see the module docstring for the fallback."""
+    """Most frequent answer per task and subtype in ``pool``, items never scored against it."""
 
     name = "baseline:prior"
     cacheable = False
 
-    def __init__(self, all_items: list[Item], eval_items: list[Item]) -> None:
-        train = [it for it in all_items if it.split == "train"]
+    def __init__(self, pool: list[Item], source: dict[str, Any]) -> None:
         self._priors: dict[str, _Prior] = {}
-        pool, source = (train, "train") if train else (eval_items, "in-sample")
-        for it in pool:
-            key = f"{it.suite}/{it.task}/{it.subtype}"
-            self._priors.setdefault(key, _Prior(Counter(), source)).counts[_answer_key(it)] += 1
+        for it in pool:  # per subtype, and per task for subtypes the pool lacks
+            for key in _levels(it):
+                prior = self._priors.setdefault(key, _Prior(Counter(), Counter()))
+                prior.counts[_answer_key(it)] += 1
+                if it.answer_type == "mcq":
+                    prior.labels[it.answer] += 1
         self.source = source
 
+    @classmethod
+    def for_dataset(cls, dataset: EvalDataset, eval_items: list[Item], reference_dir: Path | None) -> PriorBackend:
+        """The train split when the dataset has one, else a reference draw (made into ``reference_dir``)."""
+        train = [it for it in dataset.items if it.split == "train"]
+        overlap = {it.id for it in train} & {it.id for it in eval_items}
+        if train and not overlap:
+            return cls(train, {"kind": "train split", "dataset": str(dataset.root), "items": len(train)})
+        if reference_dir is None:
+            raise ValueError("baseline:prior needs items it is not scored on: a train split (generate with "
+                             "--split train=0.5,test=0.5) or a reference draw directory")
+        from perspecta.run.dataset import load_dataset
+
+        ref = load_dataset(reference_draw(dataset.root, Path(reference_dir)))
+        seed = ref.manifest.get("seed")
+        return cls(ref.items, {"kind": "reference draw", "dataset": str(ref.root), "seed": seed,
+                               "items": len(ref.items)})
+
+    def run_info(self) -> dict[str, Any]:
+        """What the run file records about this baseline."""
+        return {"prior_source": self.source}
+
     def _choice(self, item: Item) -> str:
-        prior = self._priors.get(f"{item.suite}/{item.task}/{item.subtype}")
-        if prior is None:
-            raise BackendError(f"prior baseline: no {self.source} items for {item.suite}/{item.task}", retryable=False)
-        counts = prior.counts
-        # most frequent; ties broken by the text so the choice is deterministic
-        ranked = sorted((k for k, c in counts.items() if c > 0), key=lambda k: (-counts[k], k))
-        if item.answer_type == "mcq":
+        """The most frequent reference answer of the item's subtype (else task) that the item can take:
+        by option text for MCQ, else by label position; ties broken by text, so it is deterministic."""
+        for key in _levels(item):
+            prior = self._priors.get(key)
+            if prior is None:
+                continue
+            ranked = sorted(prior.counts, key=lambda k: (-prior.counts[k], k))
+            if item.answer_type != "mcq":
+                return ranked[0]
             texts = {(o.text if o.text is not None else o.label): o.label for o in item.options}
             for k in ranked:
                 if k in texts:
                     return texts[k]
-            raise BackendError(f"prior baseline: no frequent answer among the options of {item.id}", retryable=False)
-        if not ranked:
-            raise BackendError(f"prior baseline: no other items of {item.task} to learn from", retryable=False)
-        return ranked[0]
+            labels = [lab for lab in sorted(prior.labels, key=lambda k: (-prior.labels[k], k))
+                      if lab in {o.label for o in item.options}]
+            if labels:  # the item's options are texts the reference never answered: the likeliest position
+                return labels[0]
+        raise BackendError(f"prior baseline: no {self.source['kind']} items for {item.suite}/{item.task}",
+                           retryable=False)
 
     async def generate(self, request: Request) -> Response:
         return _answer(self._choice(request.item))

@@ -15,7 +15,7 @@ BASELINES = ("chance", "prior", "oracle")
 
 def make_backend(spec: str, *, dataset: EvalDataset | None = None, eval_items: list | None = None,
                  base_url: str | None = None, api_key: str | None = None, seed: int = 0,
-                 connections: int = 256, **hf_kwargs: Any) -> Backend:
+                 connections: int = 256, prior_reference_dir: Any = None, **hf_kwargs: Any) -> Backend:
     kind, _, rest = spec.partition(":")
     if not rest:
         raise ValueError(f"--model {spec!r}: expected KIND:NAME, e.g. openai:qwen2.5-vl-7b, hf:/path, baseline:chance")
@@ -24,7 +24,12 @@ def make_backend(spec: str, *, dataset: EvalDataset | None = None, eval_items: l
 
         return OpenAIBackend(rest, base_url=base_url, api_key=api_key, connections=connections)
     if kind == "hf":
+        from pathlib import Path
+
         from perspecta.models.hf import HFBackend
+
+        if rest.startswith(("/", ".", "~")) and not Path(rest).expanduser().exists():
+            raise ValueError(f"--model {spec}: no model directory at {rest}")
 
         return HFBackend(rest, **hf_kwargs)
     if kind == "blind":
@@ -43,7 +48,8 @@ def make_backend(spec: str, *, dataset: EvalDataset | None = None, eval_items: l
         if dataset is None:
             raise ValueError(f"baseline:{rest} needs the dataset")
         if rest == "prior":
-            return b.PriorBackend(dataset.items, eval_items if eval_items is not None else dataset.select(split="test"))
+            return b.PriorBackend.for_dataset(dataset, eval_items if eval_items is not None else
+                                              dataset.select(split="test"), prior_reference_dir)
         if rest == "oracle":
             return b.OracleBackend(dataset.scenes)
         raise ValueError(f"unknown baseline {rest!r}; choose from {', '.join(BASELINES)} (or blind:<backend>)")

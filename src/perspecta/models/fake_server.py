@@ -41,6 +41,18 @@ def prompt_text(messages: list[dict]) -> str:
     return "\n".join(parts)
 
 
+def request_key(messages: list[dict]) -> str:
+    """What the counters key on: the request's text plus a digest of its images, so two
+    items that share a question's wording (different units, different pictures) stay apart."""
+    h = hashlib.sha256()
+    for m in messages:
+        if not isinstance(m.get("content"), str):
+            for p in m["content"]:
+                if p.get("type") == "image_url":
+                    h.update(p["image_url"]["url"].encode())
+    return prompt_text(messages) + "\n#images " + h.hexdigest()[:16]
+
+
 def default_answer(text: str) -> str:
     labels = _OPTION.findall(text)
     digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
@@ -49,21 +61,41 @@ def default_answer(text: str) -> str:
     return labels[digest % len(labels)]
 
 
+def _image_size(url: str) -> tuple[int, int] | None:
+    """(width, height) of a ``data:`` image URL as received (None for a remote URL)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    if not url.startswith("data:"):
+        return None
+    data = url.split(",", 1)[1]
+    try:  # the header is enough for the size: decode a prefix, keeping the server cheap
+        with Image.open(io.BytesIO(base64.b64decode(data[:8192]))) as img:
+            return img.size
+    except Exception:
+        with Image.open(io.BytesIO(base64.b64decode(data))) as img:
+            return img.size
+
+
 @dataclass
 class FakeServerStats:
-    requests: Counter = field(default_factory=Counter)  # prompt text -> requests received
-    answered: Counter = field(default_factory=Counter)  # prompt text -> valid answers sent
+    requests: Counter = field(default_factory=Counter)  # request_key -> requests received
+    answered: Counter = field(default_factory=Counter)  # request_key -> valid answers sent
     failures: Counter = field(default_factory=Counter)  # failure kind -> count
     images: list[int] = field(default_factory=list)  # images per request
-    answers: dict[str, str] = field(default_factory=dict)  # prompt text -> answer letter sent
+    answers: dict[str, str] = field(default_factory=dict)  # request_key -> answer letter sent
     auth: set[str] = field(default_factory=set)  # Authorization headers seen
     seeds: list = field(default_factory=list)  # "seed" of each request (None when absent)
+    image_sizes: list = field(default_factory=list)  # [(width, height), ...] of each request's images
 
     def reset(self) -> None:
         for c in (self.requests, self.answered, self.failures):
             c.clear()
         self.images.clear()
         self.seeds.clear()
+        self.image_sizes.clear()
 
 
 class FakeServer:
@@ -94,12 +126,16 @@ class FakeServer:
         body = await request.json()
         messages = body["messages"]
         text = prompt_text(messages)
+        key = request_key(messages)
         n_images = sum(1 for m in messages if not isinstance(m["content"], str)
                        for p in m["content"] if p.get("type") == "image_url")
-        self.stats.requests[text] += 1
+        self.stats.requests[key] += 1
         self.stats.images.append(n_images)
         self.stats.auth.add(request.headers.get("Authorization", ""))
         self.stats.seeds.append(body.get("seed"))
+        self.stats.image_sizes.append([_image_size(p["image_url"]["url"]) for m in messages
+                                       if not isinstance(m["content"], str)
+                                       for p in m["content"] if p.get("type") == "image_url"])
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if self.fail_rate and self.rng.random() < self.fail_rate:
@@ -121,8 +157,8 @@ class FakeServer:
         else:
             answer = default_answer(text)
             content = f'"answer": "{answer}", "reasoning": "the fake model looked at {n_images} image(s)"'
-            self.stats.answers[text] = answer
-        self.stats.answered[text] += 1
+            self.stats.answers[key] = answer
+        self.stats.answered[key] += 1
         return web.json_response(self._completion(body, content))
 
     @staticmethod

@@ -5,8 +5,13 @@ here every (path, input settings) pair is encoded exactly once per process and t
 data URL reused. Images already within ``max_side`` are sent byte for byte without
 decoding; larger ones are downscaled (Lanczos) and re-encoded as PNG.
 
-Depth beside the image needs the depth map the renderer produced, stored next to the
-image as ``<stem>_depth.png`` (or ``.npy``); a dataset without them is an error.
+Depth beside the image (``eval --input depth-concat``, SpinBench's Depth Input setting)
+needs the ground-truth depth map stored next to the image as ``<stem>_depth.png`` by
+``generate --with-depth`` (:mod:`perspecta.dataset.depth`; or a float ``.npy``); a
+dataset without them is an error. The image is first brought to ``max_side``, then its
+depth map, shown as grey inverse depth (near = bright, no surface = black, as
+monocular depth estimators display it), is pasted to its right: one image of twice
+the width.
 """
 
 from __future__ import annotations
@@ -33,33 +38,40 @@ def depth_path(image: Path) -> Path:
             return p
     raise MissingDepthError(
         f"depth input requested but {image.name} has no depth map beside it "
-        f"({image.stem}_depth.png or .npy); this dataset was generated without saved depth"
+        f"({image.stem}_depth.png or .npy); generate the dataset with --with-depth"
     )
 
 
 def _depth_image(path: Path, size: tuple[int, int]) -> Image.Image:
-    if path.suffix == ".npy":
-        d = np.load(path).astype(np.float64)
-        finite = np.isfinite(d) & (d > 0)
-        lo, hi = (d[finite].min(), d[finite].max()) if finite.any() else (0.0, 1.0)
-        g = np.where(finite, 255.0 * (1.0 - (d - lo) / max(hi - lo, 1e-9)), 0.0)
-        img = Image.fromarray(g.astype(np.uint8), "L")
-    else:
-        img = Image.open(path).convert("L")
+    from perspecta.dataset.depth import decode, read_codes
+
+    d = np.load(path).astype(np.float64) if path.suffix == ".npy" else decode(read_codes(path)).astype(np.float64)
+    finite = np.isfinite(d) & (d > 0)
+    inv = np.where(finite, 1.0 / np.where(finite, d, 1.0), 0.0)
+    lo, hi = (inv[finite].min(), inv[finite].max()) if finite.any() else (0.0, 1.0)
+    g = np.where(finite, 40.0 + 215.0 * (inv - lo) / max(hi - lo, 1e-12), 0.0)
+    img = Image.fromarray(np.rint(g).astype(np.uint8), "L")
     return img.convert("RGB").resize(size, Image.Resampling.NEAREST)
+
+
+def _max_side(settings: InputSettings) -> int | None:
+    if isinstance(settings.max_side, str):  # "suite": a Request resolves it from its item's suite
+        raise ValueError("image size not resolved: use InputSettings.for_suite(suite) or an explicit max_side")
+    return settings.max_side
 
 
 def load_image(path: Path, settings: InputSettings) -> Image.Image:
     """The PIL image a backend should see under ``settings``."""
     img = Image.open(path).convert("RGB")
+    side = _max_side(settings)
+    if side and max(img.size) > side:
+        img.thumbnail((side, side), Image.Resampling.LANCZOS)
     if settings.depth:
         depth = _depth_image(depth_path(path), img.size)
         both = Image.new("RGB", (img.width * 2, img.height))
         both.paste(img, (0, 0))
         both.paste(depth, (img.width, 0))
         img = both
-    if settings.max_side and max(img.size) > settings.max_side:
-        img.thumbnail((settings.max_side, settings.max_side), Image.Resampling.LANCZOS)
     return img
 
 
@@ -68,7 +80,8 @@ def _encode(path: Path, settings: InputSettings) -> tuple[str, bytes]:
     if not settings.depth:
         with Image.open(path) as probe:
             fmt, size = probe.format, probe.size
-        if fmt in ("PNG", "JPEG") and (not settings.max_side or max(size) <= settings.max_side):
+        side = _max_side(settings)
+        if fmt in ("PNG", "JPEG") and (not side or max(size) <= side):
             return ("image/png" if fmt == "PNG" else "image/jpeg"), path.read_bytes()
     buf = io.BytesIO()
     load_image(path, settings).save(buf, format="PNG")

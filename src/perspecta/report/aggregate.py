@@ -1,6 +1,8 @@
 """One streaming pass over scored records into compact per-group counters.
 
-A run is one (model, prompt mode), as in :func:`perspecta.score.metrics.summarize`.
+A run is one (model, prompt mode, dataset fingerprint): the same model evaluated on two
+datasets — e.g. DORI's structured and unstructured prompts, which differ in their suite
+configuration and so in their manifest — is two runs, never one replacing the other.
 For each run the aggregator keeps counts keyed by (level, group, repeat) — enough for
 accuracy, coverage, chance level, a bootstrap CI (binomial resampling from counts) and
 the mean ± SEM over repeats — plus the per-suite state the suite metrics need:
@@ -9,7 +11,7 @@ consistency needs pairs), the label confusion for Cohen's kappa, DORI's soft cre
 error confusion pairs and compound-rotation components, PCSR strict/relaxed sums and
 LRR task counts. Per-record scores reuse the suites' own scorers when a record lacks them.
 
-Later records of the same (model, mode, repeat, item) replace earlier ones (a resumed
+Later records of the same (model, mode, dataset, repeat, item) replace earlier ones (a resumed
 run re-asks failed items): the first pass stores one 8-byte hash per line; only when a
 hash repeats is a second pass made that skips the superseded lines.
 """
@@ -48,6 +50,7 @@ class RunState:
 
     model: str
     prompt_mode: str
+    dataset: str = ""  # the dataset fingerprint its records carry ("" for records without one)
     # (suite, task, subtype, granularity, category, source, repeat, status, correct, n_options, answer_type) -> count
     classes: dict[tuple[Any, ...], int] = field(default_factory=dict)
     _cells: dict[tuple[str, str, int], list[float]] | None = None
@@ -62,6 +65,7 @@ class RunState:
     dori_error_patterns: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     dori_compound: dict[int, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0, 0, 0]))
     dori_n_options: dict[int, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    dori_prompt_styles: set[str] = field(default_factory=set)  # the items' prompt_style (Table 7's ablation)
     pcsr: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0.0, 0]))
     lrr: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0.0]))
     lrr_error: str | None = None
@@ -95,18 +99,18 @@ def _roll_up(classes: dict[tuple[Any, ...], int]) -> dict[tuple[str, str, int], 
         for level, name in keys:
             c = cells[(level, name, repeat)]
             c[N] += k
+            c[CHANCE_SUM] += k * chance  # chance is the item's, asked or not
+            c[CHANCE_N] += k * chance_n
             if answered:
                 c[ANSWERED] += k
                 c[CORRECT] += k * correct
-                c[CHANCE_SUM] += k * chance
-                c[CHANCE_N] += k * chance_n
                 c[OK if status == "ok" else UNPARSED] += k
-        if answered and chance_n:
+        if chance_n:  # every asked record: a failed one counts wrong, as in the headline accuracy
             for name in (suite, "all"):
                 c = cells[("kappa_pool", name, repeat)]
                 c[N] += k
-                c[ANSWERED] += k
-                c[CORRECT] += k * correct
+                c[ANSWERED] += k * answered
+                c[CORRECT] += k * (correct and answered)
                 c[CHANCE_SUM] += k * (1.0 / n_opt if n_opt else 0.5)
                 c[CHANCE_N] += k
     return dict(cells)
@@ -116,24 +120,24 @@ class Aggregator:
     """Folds record dicts (one line of results.jsonl each) into :class:`RunState` counters."""
 
     def __init__(self, *, per_item: bool = False) -> None:
-        self.runs: dict[tuple[str, str], RunState] = {}
+        self.runs: dict[tuple[str, str, str], RunState] = {}
         self.variants: dict[str, int] = {v: i for i, v in enumerate(VARIANT_ORDER)}
         self.per_item = per_item
         # item_id -> [suite, task, correct runs, wrong runs, failed runs] (model runs only; for the gallery)
         self.items: dict[str, list[Any]] = {}
         self.n_records = 0
 
-    def run(self, model: str, mode: str) -> RunState:
-        key = (model, mode)
+    def run(self, model: str, mode: str, dataset: str = "") -> RunState:
+        key = (model, mode, dataset)
         st = self.runs.get(key)
         if st is None:
-            st = self.runs[key] = RunState(model, mode)
+            st = self.runs[key] = RunState(model, mode, dataset)
         return st
 
     def add(self, r: dict[str, Any]) -> None:
         self.n_records += 1
         suite, task, status = r["suite"], r["task"], r["status"]
-        st = self.run(r["model"], r.get("prompt_mode", "direct"))
+        st = self.run(r["model"], r.get("prompt_mode", "direct"), r.get("dataset") or "")
         repeat = int(r.get("repeat", 0))
         subtype = r.get("subtype", "") or ""
         correct = bool(r.get("correct"))
@@ -209,6 +213,8 @@ class Aggregator:
 
     def _dori(self, st: RunState, r: dict[str, Any], md: dict[str, Any], task: str, repeat: int,
               answered: bool, correct: bool, n_opt: int) -> None:
+        if md.get("prompt_style"):
+            st.dori_prompt_styles.add(str(md["prompt_style"]))
         if not answered:
             return
         kind = r.get("subtype") or f"{task}_{r.get('granularity')}"
@@ -273,8 +279,12 @@ class Aggregator:
         return sorted(self.variants, key=self.variants.__getitem__)
 
 
+def _record_key(r: dict[str, Any]) -> tuple[Any, ...]:
+    return (r["model"], r.get("prompt_mode", "direct"), r.get("dataset") or "", int(r.get("repeat", 0)), r["item_id"])
+
+
 def _record_key_hash(r: dict[str, Any]) -> int:
-    return hash((r["model"], r.get("prompt_mode", "direct"), int(r.get("repeat", 0)), r["item_id"])) & _MASK
+    return hash(_record_key(r)) & _MASK
 
 
 def _superseded(hashes: array) -> tuple[set[int], set[int]]:
@@ -304,7 +314,7 @@ def aggregate(files: Iterable[Path], known_suites: set[str], *, per_item: bool =
         r = line.record
         h = _record_key_hash(r)
         if h in dup_hashes:
-            key = (r["model"], r.get("prompt_mode", "direct"), int(r.get("repeat", 0)), r["item_id"])
+            key = _record_key(r)
             if owner.setdefault(h, key) != key:  # two different keys, one 64-bit hash: never guess
                 raise ReportInputError(f"{line.path}:{line.lineno}: record key hash collision; report cannot "
                                        "tell replaced records apart (please report this)")

@@ -19,7 +19,7 @@ from typing import Any
 
 from perspecta.report.aggregate import aggregate
 from perspecta.report.context import Context, Figure, Gallery, ReportOptions, Section
-from perspecta.report.load import ReportInputError, dataset_from_runs, results_files
+from perspecta.report.load import ReportInputError, dataset_from_runs, results_files, run_infos
 from perspecta.report.summary import summarize_run
 from perspecta.report.tables import Table
 
@@ -75,11 +75,11 @@ def build_report(results: list[Path], out: Path, options: ReportOptions | None =
     agg = aggregate(files, set(registry.suites()), per_item=dataset is not None)
     if agg.n_records == 0:
         raise ReportInputError(f"no scored records in {', '.join(map(str, files))}")
-    states = sorted(agg.runs.values(), key=lambda s: (s.model, s.prompt_mode))
+    states = sorted(agg.runs.values(), key=lambda s: (s.model, s.prompt_mode, s.dataset))
     models = [s for s in states if not s.is_human]
     ctx = Context(agg=agg, runs=[summarize_run(s, agg) for s in models], states=models,
                   human=[s for s in states if s.is_human], options=options, out=Path(out), files=files,
-                  dataset=dataset)
+                  dataset=dataset, run_info=run_infos(files))
     _prepare(ctx.out)
     sections: list[Section] = [fn(ctx) for fn in SECTIONS]
     written = []
@@ -94,7 +94,7 @@ def build_report(results: list[Path], out: Path, options: ReportOptions | None =
     (ctx.out / "index.html").write_text(render_html(title, sections, ctx), encoding="utf-8")
     written += [ctx.out / "report.md", ctx.out / "index.html"]
     written += sorted((ctx.out / "figures").glob("*.png")) + sorted((ctx.out / "examples").glob("*.png"))
-    return ReportResult(out=ctx.out, n_records=agg.n_records, runs=[f"{s.model} [{s.prompt_mode}]" for s in states],
+    return ReportResult(out=ctx.out, n_records=agg.n_records, runs=[ctx.label(s) for s in states],
                         sections={s.slug: s.omitted or "rendered" for s in sections},
                         seconds=time.perf_counter() - started, files=written)
 

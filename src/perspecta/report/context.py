@@ -53,6 +53,7 @@ class ReportOptions:
     model_sizes: dict[str, float] = field(default_factory=dict)  # model -> parameters in billions
     families: dict[str, str] = field(default_factory=dict)  # model -> family
     dataset: Path | None = None
+    audit: Path | None = None  # audit JSON (default: audit.json inside the dataset directory)
 
 
 @dataclass
@@ -65,12 +66,32 @@ class Context:
     out: Path
     files: list[Path]
     dataset: Any = None  # EvalDataset when the dataset was found
+    run_info: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (fingerprint, model) -> run file
 
     def label(self, run: dict[str, Any] | RunState) -> str:
-        """``model`` alone when it was run in one prompt mode only, else ``model [mode]``."""
-        model, mode = (run["model"], run["prompt_mode"]) if isinstance(run, dict) else (run.model, run.prompt_mode)
+        """A run's name: ``model``, plus ``[mode]`` when the model ran in several prompt modes (or
+        not direct), plus what tells its dataset apart when it ran on several (the suite settings
+        that differ, e.g. ``{dori.prompt_style=unstructured}``, else the fingerprint)."""
+        model, mode, ds = ((run["model"], run["prompt_mode"], run.get("dataset", "")) if isinstance(run, dict)
+                           else (run.model, run.prompt_mode, run.dataset))
         modes = {s.prompt_mode for s in self.states if s.model == model}
-        return model if len(modes) == 1 and mode == "direct" else f"{model} [{mode}]"
+        text = model if len(modes) == 1 and mode == "direct" else f"{model} [{mode}]"
+        datasets = sorted({s.dataset for s in self.states if s.model == model})
+        if len(datasets) > 1:
+            text += " {" + self._dataset_tag(model, ds, datasets) + "}"
+        return text
+
+    def _dataset_tag(self, model: str, ds: str, datasets: list[str]) -> str:
+        configs = {d: _flat_config(self.run_info.get((d, model), {}).get("suite_config") or {}) for d in datasets}
+        keys = sorted({k for c in configs.values() for k in c if len({c2.get(k) for c2 in configs.values()}) > 1})
+        if keys:
+            return ", ".join(f"{k}={configs[ds].get(k, 'default')}" for k in keys)
+        return f"dataset {ds or '?'}"
+
+    def info(self, run: dict[str, Any] | RunState) -> dict[str, Any]:
+        """The run file of a run (empty when it was not found beside its results)."""
+        model, ds = (run["model"], run.get("dataset", "")) if isinstance(run, dict) else (run.model, run.dataset)
+        return self.run_info.get((ds, model), {})
 
     def figure(self, slug: str, title: str, caption: str = "") -> tuple[Path, Figure]:
         """Where to save a figure and the block that shows it."""
@@ -96,6 +117,12 @@ class Context:
         else:  # no size: the prefix before a trailing version
             name = _VERSION.sub("", name.rstrip("-_ ."))
         return name.rstrip("-_ .") or model
+
+
+def _flat_config(config: dict[str, Any]) -> dict[str, str]:
+    """``{"dori": {"prompt_style": "x"}}`` -> ``{"dori.prompt_style": "x"}``."""
+    return {f"{suite}.{k}": str(v) for suite, settings in config.items() if isinstance(settings, dict)
+            for k, v in settings.items()}
 
 
 def parse_size(text: str) -> float:

@@ -53,6 +53,21 @@ def dataset_from_runs(files: list[Path]) -> Path | None:
     return None
 
 
+def run_infos(files: list[Path]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(dataset fingerprint, model) -> the ``run-*.json`` written by ``perspecta eval`` beside the logs:
+    the dataset, its suite configuration, the image sizes sent and (for the prior) where it learned."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for f in files:
+        for run in sorted(f.parent.glob("run-*.json")):
+            try:
+                info = json.loads(run.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise ReportInputError(f"{run}: not a valid run description (JSON object)") from None
+            if isinstance(info, dict) and info.get("model"):
+                out[(info.get("dataset_fingerprint") or "", info["model"])] = info
+    return out
+
+
 @dataclass
 class Line:
     """One record line: its global index over all inputs, where it came from, and its fields."""

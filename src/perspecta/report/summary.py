@@ -42,19 +42,22 @@ def block(st: RunState, level: str, name: str) -> dict[str, Any]:
 
 
 def block_from_cells(per_repeat: dict[int, list[float]]) -> dict[str, Any]:
+    """Accuracy over every record (failed and unparsed count wrong), coverage and the labelled
+    answered-only accuracy beside it — as :func:`perspecta.score.metrics.accuracy_block`."""
     tot = [sum(c[i] for c in per_repeat.values()) for i in range(7)]
     n, answered, correct = int(tot[N]), int(tot[ANSWERED]), int(tot[CORRECT])
     out: dict[str, Any] = {
         "n": n, "answered": answered, "ok": int(tot[OK]), "unparsed": int(tot[UNPARSED]), "failed": n - answered,
-        "coverage": answered / n if n else 0.0,
-        "accuracy": correct / answered if answered else None,
-        "ci95": binomial_ci(correct, answered),
+        "correct": correct, "coverage": answered / n if n else 0.0,
+        "accuracy": correct / n if n else None,
+        "accuracy_answered": correct / answered if answered else None,
+        "ci95": binomial_ci(correct, n),
     }
     if tot[CHANCE_N]:
         out["chance_level"] = tot[CHANCE_SUM] / tot[CHANCE_N]
-    reps = sorted(rep for rep, c in per_repeat.items() if c[ANSWERED])
+    reps = sorted(rep for rep, c in per_repeat.items() if c[N])
     if len(reps) > 1:
-        accs = [per_repeat[k][CORRECT] / per_repeat[k][ANSWERED] for k in reps]
+        accs = [per_repeat[k][CORRECT] / per_repeat[k][N] for k in reps]
         std = float(np.std(accs, ddof=1))
         out["repeats"] = {"n": len(accs), "mean": float(np.mean(accs)), "std": std, "sem": std / math.sqrt(len(accs))}
     return out
@@ -65,7 +68,8 @@ def names(st: RunState, level: str) -> list[str]:
 
 
 def summarize_run(st: RunState, agg: Aggregator) -> dict[str, Any]:
-    run: dict[str, Any] = {"model": st.model, "prompt_mode": st.prompt_mode, **block(st, "all", "all")}
+    run: dict[str, Any] = {"model": st.model, "prompt_mode": st.prompt_mode, "dataset": st.dataset,
+                           **block(st, "all", "all")}
     for key, level in (("by_suite", "suite"), ("by_task", "task"), ("by_subtype", "subtype")):
         run[key] = {nm: block(st, level, nm) for nm in names(st, level)}
     metrics: dict[str, dict[str, Any]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,12 @@ class EvalDataset:
     root: Path
     items: list[Item]
     manifest: dict[str, Any]
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """The dataset's identity: sha256 of its manifest (which checksums items, scenes and
+        images and records the generation config), shortened. Resume and reports key on it."""
+        return hashlib.sha256((self.root / "manifest.json").read_bytes()).hexdigest()[:16]
 
     @functools.cached_property
     def scenes(self) -> dict[str, Scene]:

@@ -1,39 +1,77 @@
-"""Answer extraction: from a model's free text to an option label, yes/no or open answer.
+"""Answer extraction: from a model's free text to an option label, yes/no or an open answer.
 
-Order of evidence, most explicit first: the last ``<answer>…</answer>`` tag, then a
-JSON-style ``"answer": "X"``, then an "answer is X" / "Answer: X" phrase, then the whole
-response. Each candidate is interpreted against the item: an option label (``B``,
-``(B)``, ``B.``, ``Option B``), the text of exactly one option, yes/no, a number, or
-an open answer normalised (case, punctuation, articles, number words) and compared
-with the gold answer and its aliases. Anything ambiguous (two different letters, both
-yes and no) yields ``None``: the record is "unparsed", counted wrong and reported
-apart — never resolved by guessing.
+Extraction is a small grammar (written out with examples in ``docs/scoring.md``). It
+reads a reply the way a careful person does and never looks at the gold answer: only
+the item's *format* (answer type, option labels and texts, and for open items the
+candidate answers listed in ``metadata["candidates"]``) is used, so changing the gold
+answer can never change what is read. Levels, most explicit first; the first level
+that finds an answer decides:
+
+1. ``<answer>…</answer>`` tags (after dropping ``<think>…</think>`` reasoning);
+2. a JSON ``"answer"`` field;
+3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
+   correct option is``, ``I choose``;
+4. ``\\boxed{…}``;
+5. the answer position: a reply that *starts* with a label, option text or yes/no, or
+   whose last line is only the answer or a conclusion ("so C", "therefore, no");
+6. bare option text: exactly one option (or, for open items, one candidate) named
+   without negation anywhere in the reply.
+
+A level that finds two or more different answers, or a hedge ("A or B", "yes and no",
+"not sure"), makes the reply ``unparsed``: counted wrong, never guessed. Option letters
+count only as standalone tokens in an answer position, so reasoning that mentions other
+options ("Option A and option C do not match") never overrides an explicit answer.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import string
+from dataclasses import dataclass
+from typing import Any
 
 from perspecta.dataset.item import Item
 
-_TAG = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
-_JSON = re.compile(r"""["']?answer["']?\s*:\s*["']([^"'\n]{1,200})["']""", re.IGNORECASE)
-_PHRASE = re.compile(
-    r"(?:final answer|answer|option|choice)\s*(?:is|:|=)?\s*(?:option\s*)?[:\-]?\s*\(?\**([^\n]{1,120})",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
-          "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10"}
+          "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
+          "eleven": "11", "twelve": "12"}
 _ARTICLES = {"a", "an", "the"}
-SHORT_REPLY_WORDS = 12  # longer replies must state the answer in a tag, JSON or "answer is" phrase
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+MAX_OPEN_WORDS = 6  # an explicit open answer longer than this is prose, not an answer
+MAX_BARE_OPEN_WORDS = 3  # a whole reply naming no known candidate: a phrase ("fridge"), not a sentence
+
+LEVELS = ("tag", "json", "phrase", "boxed", "position", "bare")
 
 
+class _Ambiguous:
+    """A span that commits to two or more answers, or explicitly declines to answer."""
+
+    def __repr__(self) -> str:
+        return "AMBIGUOUS"
+
+
+AMBIGUOUS = _Ambiguous()
+Reading = str | _Ambiguous | None  # an answer, AMBIGUOUS, or None = nothing here
+
+
+@dataclass(frozen=True)
+class Parse:
+    """What extraction concluded: ``answer`` (None = unparsed) and the grammar rule that decided."""
+
+    answer: str | None
+    rule: str  # one of LEVELS, "ambiguous:<level>" or "none"
+
+
+_PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
+
+
+@functools.lru_cache(maxsize=1 << 16)  # option texts and short answers repeat across items
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ")
-    text = text.translate(str.maketrans({c: " " for c in string.punctuation if c not in ".-"}))
+    text = text.translate(_PUNCT)
     words = []
     for w in text.split():
         w = w.strip(".-")
@@ -43,108 +81,480 @@ def normalise(text: str) -> str:
     return " ".join(words)
 
 
-def _label(candidate: str, labels: list[str]) -> str | None:
-    """A candidate that *is* a label: 'B', '(B)', 'B.', 'B)', 'Option B', '**B**', 'B. <text>'."""
-    c = candidate.strip().strip("*`\"' ")
-    m = re.fullmatch(r"(?:option|choice)?\s*\(?([A-Za-z])\)?[.:)]?", c, re.IGNORECASE)
-    if m and m.group(1).upper() in labels:
-        return m.group(1).upper()
-    m = re.match(r"\(?([A-Z])\)?[.:)]\s", c + " ")  # "B. Facing away…" / "(B) …"
-    if m and m.group(1) in labels:
-        return m.group(1)
+# ---------------------------------------------------------------------- text clean-up
+
+_THINK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
+_JSON = re.compile(r"""["'](?:final[ _]?)?answer["']\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)'|(-?\d+(?:\.\d+)?|true|false))""",
+                   re.IGNORECASE)
+_BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_PHRASE = re.compile(
+    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final)\s+(?:option|choice)\b"
+    r"|\b(?:the\s+|my\s+)?(?:answer|choice|guess)\b)"
+    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be)\s*:?|[:=]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for)\b:?\s*([^\n]*)",
+    re.IGNORECASE,
+)
+_FINAL = re.compile(r"\bfinal\s+(?:answer|option|choice)\b", re.IGNORECASE)
+_CONCLUSION = re.compile(r"(?:^|[\s,;:.(])(?:so|therefore|thus|hence)\b,?\s*(?:it(?:'s|\s+is)\s+|the\s+answer\s+is\s+)?"
+                         r"([^\n]*)$", re.IGNORECASE)
+_HEDGE_LEAD = re.compile(
+    r"^(?:(?:i\s+(?:think|believe|guess|would\s+say)|i'd\s+say|it(?:'s|\s+is)\s+(?:probably|likely)|"
+    r"probably|likely|most\s+likely|definitely|clearly|certainly|maybe|perhaps|my\s+guess\s*:?|"
+    r"sure|okay|ok|well|hmm+|alright|(?:based\s+on|looking\s+at|from|in)\s+(?:the|this|these|both)\s+"
+    r"(?:images?|pictures?|frames?|scenes?|views?))[\s,:!.]+)+", re.IGNORECASE)
+_DECLINE = re.compile(
+    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|can'?t\s+(?:tell|say|determine|be\s+sure)|"
+    r"cannot\s+(?:tell|say|determine|be\s+sure)|impossible\s+to\s+(?:tell|say|determine|know)|hard\s+to\s+(?:tell|say)|"
+    r"unclear|no\s+way\s+to\s+(?:tell|know)|(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
+    re.IGNORECASE)
+_NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\binstead\s+of|\bunlike|\brule\s+out|"
+                       r"\bruled\s+out|\beliminate|\bexclude|\bneither)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
+_AFTER_NEGATIVE = re.compile(r"^\s*(?:(?:is|are|seems|looks|would\s+be)\s+(?:not\b|wrong|incorrect|unlikely|"
+                             r"ruled\s+out|implausible|eliminated|excluded)|[:,\-]?\s*(?:wrong|incorrect|unlikely|"
+                             r"ruled\s+out|eliminated|excluded)\b)", re.IGNORECASE)
+
+
+def _strip_markup(text: str) -> str:
+    """Markdown emphasis, code ticks, headings and quote marks off; whitespace kept."""
+    text = re.sub(r"\*\*|__|`+", "", text)
+    text = re.sub(r"(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)", "", text)
+    text = re.sub(r"^[ \t]*(?:#+|>+|[-•]\s)[ \t]*", "", text, flags=re.MULTILINE)
+    return text
+
+
+def _body(response: str) -> str:
+    """The reply without reasoning blocks: ``<think>…</think>`` removed; an unclosed ``<think>``
+    hides the rest, and a closing ``</think>`` without an opening one hides what precedes it."""
+    text = _THINK.sub(" ", response)
+    low = text.lower()
+    if "</think>" in low:
+        text = text[low.rfind("</think>") + len("</think>"):]
+        low = text.lower()
+    if "<think>" in low:
+        text = text[:low.find("<think>")]
+    return text
+
+
+def _clean_span(span: str) -> str:
+    span = _strip_markup(span).strip()
+    span = re.sub(r"^\\text\{(.*)\}$", r"\1", span)
+    span = span.strip(" \t\"'“”‘’[]{}")
+    span = _HEDGE_LEAD.sub("", span).strip(" \t\"'“”")
+    return span
+
+
+def _clause(text: str) -> str:
+    """The text up to the end of its first sentence or line."""
+    m = re.search(r"[.!?;\n](?:\s|$)|\n", text)
+    return text[: m.start()] if m else text
+
+
+def _negated(text: str, start: int, end: int) -> bool:
+    """Whether the mention text[start:end] is denied ("not C", "C is wrong", "rather than C")."""
+    before = text[max(0, start - 40):start]
+    return bool(_NEGATION.search(before) or re.search(r"\bno\s+$", before, re.IGNORECASE)
+                or _AFTER_NEGATIVE.match(text[end:end + 30]))
+
+
+# ---------------------------------------------------------------------- readers per answer type
+
+
+class _Reader:
+    """Reads an answer of one item format from a span (explicit level) or from a position."""
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+
+    def span(self, span: str) -> Reading:
+        raise NotImplementedError
+
+    def lead(self, text: str) -> Reading:
+        return None
+
+    def tail(self, line: str) -> Reading:
+        return None
+
+    def bare(self, text: str) -> Reading:
+        return None
+
+
+_LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*])")
+_LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
+                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
+_PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?\.?\s*")
+_LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
+
+
+class _ChoiceReader(_Reader):
+    def __init__(self, item: Item) -> None:
+        super().__init__(item)
+        self.labels = [o.label for o in item.options]
+
+    @functools.cached_property
+    def texts(self) -> dict[str, str]:
+        """Option label -> normalised option text (computed only when a level needs texts)."""
+        return {o.label: normalise(o.text) for o in self.item.options if o.text and normalise(o.text)}
+
+    # -- labels
+
+    def _other_labels(self, clause: str, chosen: str) -> bool:
+        """Whether a clause also affirms a different label ("B or A", "C, maybe A")."""
+        for m in _LETTER_TOKEN.finditer(clause):
+            lab = m.group(1)
+            if lab == chosen or lab not in self.labels:
+                continue
+            if lab in ("A", "I") and re.match(r"\s+[a-z]", clause[m.end():]):  # "a car", "I think"
+                continue
+            if _negated(clause, m.start(), m.end()):
+                continue
+            return True
+        return False
+
+    def _leading_label(self, text: str, *, strict: bool) -> Reading:
+        """A label at the very start of ``text``; ``strict`` (reply start) also requires it to be followed
+        by punctuation, the end or a connective, so "A car is…" and "I think…" are not labels."""
+        text = re.sub(r"^(?:option|choice|letter|image|view|picture)\s*:?\s*", "", text, flags=re.IGNORECASE)
+        m = _LABEL_AT.match(text)
+        if not m:
+            return None
+        raw = m.group(1)
+        lab = raw.upper()
+        if lab not in self.labels:
+            return None
+        rest = text[m.end():]
+        if raw.islower() and not re.match(r"^(?:$|[.:)\]]|\s*\n|\s*$)", rest):
+            return None  # a lower-case "a"/"b" is a label only when alone
+        bracketed = m.group(0).startswith(("(", "[")) and m.group(0).endswith((")", "]"))
+        if not bracketed and (strict or lab in ("A", "I")) and not _LEAD_FOLLOW.match(rest):
+            return None  # "A car…", "I cannot…": an article or a pronoun, not a label
+        if _AFTER_NEGATIVE.match(rest):
+            return None  # "B is wrong"
+        clause = _clause(rest)
+        affirmed = re.sub(r"(?:\bnot\b|n't\b|\bnever\b).*", "", clause, flags=re.IGNORECASE)
+        if re.search(r"\bor\b|/", affirmed, re.IGNORECASE) or self._other_labels(clause, lab):
+            return AMBIGUOUS
+        follow = normalise(re.sub(r"^[\s.:)\]\-–—]+", "", clause))
+        for other, t in self.texts.items():
+            if other != lab and follow.startswith(t) and not follow.startswith(self.texts.get(lab, "\0")):
+                return AMBIGUOUS  # "B. Facing toward the camera" when that is A's text
+        return lab
+
+    # -- option texts
+
+    def _mentions(self, text: str) -> dict[str, list[tuple[int, int]]]:
+        """Where each option's text occurs in ``text`` (normalised); a text inside a longer option's
+        text only counts where that longer text does not."""
+        norm = normalise(text)
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for lab, t in self.texts.items():
+            for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", norm):
+                spans.setdefault(lab, []).append((m.start(), m.end()))
+        for lab in list(spans):
+            kept = [(s, e) for s, e in spans[lab] if not any(
+                o != lab and any(os_ <= s and e <= oe and (oe - os_) > (e - s) for os_, oe in spans[o])
+                for o in spans)]
+            if kept:
+                spans[lab] = kept
+            else:
+                del spans[lab]
+        return spans
+
+    def _affirmed(self, text: str) -> set[str]:
+        norm = normalise(text)
+        return {lab for lab, where in self._mentions(text).items()
+                if any(not _negated(norm, s, e) for s, e in where)}
+
+    def _leading_text(self, text: str) -> Reading:
+        norm = normalise(text)
+        starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
+        if not starts:
+            return None
+        lab = max(starts, key=lambda lab: len(self.texts[lab]))
+        clause = normalise(_clause(text))
+        rest = clause[len(self.texts[lab]):] if clause.startswith(self.texts[lab]) else ""
+        if re.search(r"\bor\b", rest) or (self._affirmed(rest) - {lab}):
+            return AMBIGUOUS
+        return lab
+
+    # -- levels
+
+    def span(self, span: str) -> Reading:
+        plain = _PLAIN_LABEL.fullmatch(span)  # the common case, "C" or "(C)": no clean-up needed
+        if plain and plain.group(1).upper() in self.labels and (plain.group(1).isupper() or len(span.strip()) <= 2):
+            return plain.group(1).upper()
+        span = _clean_span(span)
+        if not span or re.match(r"(?:not|none)\b", span, re.IGNORECASE):
+            return None
+        got = self._leading_label(span, strict=False)
+        if got is not None:
+            return got
+        got = self._leading_text(span)
+        if got is not None:
+            return got
+        clause = _clause(span)
+        if len(normalise(clause).split()) > 12:
+            return None
+        found = self._affirmed(clause)
+        if len(found) > 1 or (found and re.search(r"\bor\b", clause, re.IGNORECASE)):
+            return AMBIGUOUS
+        return found.pop() if found else None
+
+    def lead(self, text: str) -> Reading:
+        text = _clean_span(text)
+        got = self._leading_label(text, strict=True)
+        return got if got is not None else self._leading_text(text)
+
+    def tail(self, line: str) -> Reading:
+        line = _clean_span(line)
+        m = _CONCLUSION.search(line)
+        if m:
+            got = self.span(m.group(1))
+            if got is not None:
+                return got
+        if re.fullmatch(r"(?:option\s*)?\(?[A-Za-z]\)?[.!]?", line, re.IGNORECASE) or (
+                normalise(line) in self.texts.values()):
+            return self.lead(line)
+        return None
+
+    def bare(self, text: str) -> Reading:
+        found = self._affirmed(text)
+        if found and (_DECLINE.search(text) or any(
+                re.search(r"\bor\b", s, re.IGNORECASE) and self._affirmed(s) for s in re.split(r"[.!?;\n]", text))):
+            return AMBIGUOUS  # "135°, clockwise or counterclockwise, I cannot tell"
+        if len(found) > 1:
+            return AMBIGUOUS
+        return found.pop() if found else None
+
+
+_YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no"}
+_YN_WORD = re.compile(r"\b(yes|yeah|yep|true|no|nope|false)\b", re.IGNORECASE)
+
+
+class _YesNoReader(_Reader):
+    def _word_at_start(self, text: str) -> Reading:
+        m = re.match(r"\(?(yes|yeah|yep|true|no|nope|false)\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
+        if not m:
+            return None
+        value = _YES[m.group(1).lower()]
+        rest = m.group(2)
+        if value == "no" and re.match(r"\s+[a-z]", rest) and not re.match(
+                r"\s+(?:it|they|the|this|that|there|he|she|i|we|you|because|since|as|not)\b", rest, re.IGNORECASE):
+            return None  # "No sheep is visible", "No objects…": a determiner, not the answer
+        clause = _clause(rest)
+        opposite = {_YES[w.lower()] for w in _YN_WORD.findall(clause)} - {value}
+        if opposite and value == "yes" and not re.search(r"\bno\b", clause, re.IGNORECASE):
+            opposite = set()  # "Yes, there is no doubt": a later "no" is not the other answer unless bare
+        if opposite or re.search(r"\bor\b", clause, re.IGNORECASE):
+            return AMBIGUOUS
+        return value
+
+    def _declines(self, text: str) -> bool:
+        return bool(_DECLINE.search(_clause(text)))
+
+    def span(self, span: str) -> Reading:
+        span = _clean_span(span)
+        if not span:
+            return None
+        if self._declines(span):
+            return AMBIGUOUS
+        got = self._word_at_start(span)
+        if got is not None:
+            return got
+        clause = _clause(span)
+        words = {_YES[w.lower()] for w in _YN_WORD.findall(clause)}
+        if len(words) > 1:
+            return AMBIGUOUS
+        if words and len(clause.split()) <= 4:
+            return words.pop()
+        return None
+
+    def lead(self, text: str) -> Reading:
+        text = _clean_span(text)
+        if self._declines(text):
+            return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
+        return self._word_at_start(text)
+
+    def tail(self, line: str) -> Reading:
+        line = _clean_span(line)
+        m = _CONCLUSION.search(line)
+        if m:
+            got = self.span(m.group(1))
+            if got is not None:
+                return got
+        if re.fullmatch(r"\(?(?:yes|no|yeah|yep|nope|true|false)\)?[.!]?", line, re.IGNORECASE):
+            return _YES[re.sub(r"\W", "", line).lower()]
+        return None
+
+
+class _OpenReader(_Reader):
+    def __init__(self, item: Item) -> None:
+        super().__init__(item)
+        cands = item.metadata.get("candidates") if isinstance(item.metadata, dict) else None
+        self.candidates = {normalise(str(c)): str(c) for c in (cands or []) if normalise(str(c))}
+        self.numeric = bool(self.candidates) and all(_NUMBER.fullmatch(c) for c in self.candidates)
+
+    def _named(self, text: str) -> set[str]:
+        norm = normalise(text)
+        if self.numeric:
+            return {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+        hits: dict[str, list[tuple[int, int]]] = {}
+        for c in self.candidates:
+            for m in re.finditer(rf"(?<!\w){re.escape(c)}(?!\w)", norm):
+                hits.setdefault(c, []).append((m.start(), m.end()))
+        named = set()
+        for c, where in hits.items():
+            inside = any(o != c and len(o) > len(c) and any(os_ <= s and e <= oe for os_, oe in hits[o] for s, e in where)
+                         for o in hits)
+            if not inside and any(not _negated(norm, s, e) for s, e in where):
+                named.add(c)
+        return named
+
+    def span(self, span: str, *, free_words: int = MAX_OPEN_WORDS) -> Reading:
+        """``free_words``: how long a span naming no candidate may be and still be read as the answer."""
+        span = _clean_span(span)
+        if not span or re.match(r"(?:not|none)\b", span, re.IGNORECASE):
+            return None
+        clause = _clause(span) or span
+        if re.search(r"\bor\b|\beither\b|/", clause, re.IGNORECASE):
+            return AMBIGUOUS
+        norm = normalise(clause)
+        if norm in self.candidates:
+            return norm
+        named = self._named(clause)
+        if len(named) > 1:  # "chair (next to the lamp)": naming two candidates is no single answer
+            return AMBIGUOUS
+        if named:
+            return named.pop()
+        if self.numeric:
+            return None
+        return norm if 0 < len(norm.split()) <= free_words else None
+
+    def lead(self, text: str) -> Reading:
+        text = _clean_span(text)
+        if len(normalise(text).split()) <= MAX_OPEN_WORDS and "\n" not in text.strip():
+            if _DECLINE.search(text) or re.search(r"\b(?:sorry|cannot|can't|unable)\b", text, re.IGNORECASE):
+                return None
+            # a whole reply naming no known candidate is an answer only when it is a short phrase
+            return self.span(text, free_words=MAX_BARE_OPEN_WORDS)
+        norm = normalise(_clause(text))
+        starts = [c for c in self.candidates if norm == c or norm.startswith(c + " ")]
+        if starts:
+            return self.span(_clause(text))
+        return None
+
+    def tail(self, line: str) -> Reading:
+        m = _CONCLUSION.search(_clean_span(line))
+        return self.span(m.group(1)) if m and self.candidates else None
+
+    def bare(self, text: str) -> Reading:
+        if not self.candidates:
+            return None
+        named = self._named(text)
+        if len(named) > 1:
+            return AMBIGUOUS
+        return named.pop() if named else None
+
+
+def _reader(item: Item) -> _Reader:
+    if item.answer_type == "mcq":
+        return _ChoiceReader(item)
+    if item.answer_type == "yesno":
+        return _YesNoReader(item)
+    return _OpenReader(item)
+
+
+# ---------------------------------------------------------------------- the grammar
+
+
+def _combine(readings: list[Reading]) -> Reading:
+    """One level's verdict: any ambiguous span, or two different answers, is ambiguous."""
+    found = [r for r in readings if r is not None]
+    if any(r is AMBIGUOUS for r in found):
+        return AMBIGUOUS
+    distinct = set(found)
+    if len(distinct) > 1:
+        return AMBIGUOUS
+    return distinct.pop() if distinct else None
+
+
+def _innermost(m: re.Match[str]) -> str:
+    """The span after the last of nested phrases ("Final Answer: The final answer is C" -> "C")."""
+    span = m.group(1) if m.group(1) is not None else m.group(2)
+    while (inner := _PHRASE.search(span)) is not None:
+        span = inner.group(1) if inner.group(1) is not None else inner.group(2)
+    return span
+
+
+def _phrases(text: str, reader: _Reader) -> Reading:
+    matches = list(_PHRASE.finditer(text))
+    final = [m for m in matches if _FINAL.search(m.group(0)[:40])]
+    for group in (final, matches):
+        got = _combine([reader.span(_innermost(m)) for m in group])
+        if got is not None:
+            return got
     return None
 
 
-def _option_text(candidate: str, item: Item) -> str | None:
-    """The label of the one option whose text the candidate equals or contains."""
-    norm = normalise(candidate)
-    if not norm:
-        return None
-    exact = [o.label for o in item.options if o.text and normalise(o.text) == norm]
-    if len(exact) == 1:
-        return exact[0]
-    inside = [o.label for o in item.options if o.text and re.search(rf"\b{re.escape(normalise(o.text))}\b", norm)]
-    # an option whose text is contained in a longer option's text does not count twice
-    inside = [lab for lab in inside if not any(
-        lab != other and normalise(_text(item, lab)) in normalise(_text(item, other)) for other in inside)]
-    return inside[0] if len(inside) == 1 else None
-
-
-def _text(item: Item, label: str) -> str:
-    return next((o.text or "") for o in item.options if o.label == label)
-
-
-def _bare_letters(text: str, labels: list[str]) -> str | None:
-    """Exactly one distinct standalone label letter in the text (the article "A" excluded)."""
-    found = set()
-    for m in re.finditer(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])", text):
-        letter = m.group(1)
-        if letter not in labels:
+def _json_values(text: str) -> list[str]:
+    out = []
+    for m in _JSON.finditer(text):
+        out.append(next(g for g in m.groups() if g is not None))
+    for m in re.finditer(r"\{[^{}]*\}", text):  # real JSON objects whose answer is not a string
+        try:
+            obj: Any = json.loads(m.group(0))
+        except json.JSONDecodeError:
             continue
-        rest = text[m.end():m.end() + 2]
-        if letter in ("A", "I") and re.match(r" [a-z]", rest):  # "A car", "I think"
-            continue
-        found.add(letter)
-    return found.pop() if len(found) == 1 else None
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if k.lower() in ("answer", "final_answer") and isinstance(v, (int, float)) and not isinstance(v, bool):
+                    out.append(str(v))
+    return out
 
 
-def _leading_label(candidate: str, item: Item) -> str | None:
-    """After "the answer is", a leading capital letter is the label even before a word ("A because")."""
-    if item.answer_type != "mcq":
+def parse(response: str | None, item: Item) -> Parse:
+    """Read ``response`` for ``item`` by the grammar in the module docstring."""
+    if response is None or not response.strip():
+        return Parse(None, "none")
+    reader = _reader(item)
+    body = _body(response)
+    text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
+    levels: list[tuple[str, Any]] = [
+        ("tag", lambda: _combine([reader.span(s) for s in _TAG.findall(body)])),
+        ("json", lambda: _combine([reader.span(v) for v in _json_values(body)])),
+        ("phrase", lambda: _phrases(text(), reader)),
+        ("boxed", lambda: _combine([reader.span(s) for s in _BOXED.findall(body)])),
+        ("position", lambda: _position(text(), reader)),
+        ("bare", lambda: reader.bare(text())),
+    ]
+    for name, run in levels:
+        got = run()
+        if got is AMBIGUOUS:
+            return Parse(None, f"ambiguous:{name}")
+        if got is not None:
+            return Parse(str(got), name)
+    return Parse(None, "none")
+
+
+def _position(text: str, reader: _Reader) -> Reading:
+    stripped = text.strip()
+    if not stripped:
         return None
-    m = re.match(r"\s*\(?([A-Z])\)?(?![A-Za-z0-9])", candidate)
-    return m.group(1) if m and m.group(1) in [o.label for o in item.options] else None
+    lines = [ln for ln in stripped.splitlines() if ln.strip()]
+    first = reader.lead(stripped)
+    last = reader.tail(lines[-1]) if len(lines) > 1 or first is None else None
+    return _combine([first, last])
 
 
-def _yesno(text: str) -> str | None:
-    found = {w.lower() for w in re.findall(r"\b(yes|no)\b", text, re.IGNORECASE)}
-    return found.pop() if len(found) == 1 else None
-
-
-def _interpret(candidate: str, item: Item, *, whole: bool) -> str | None:
-    if item.answer_type == "mcq":
-        labels = [o.label for o in item.options]
-        return (_label(candidate, labels) or _option_text(candidate, item)
-                or (_bare_letters(candidate, labels) if not whole else None))
-    if item.answer_type == "yesno":
-        return _yesno(candidate)
-    return _open(candidate, item, whole=whole)
-
-
-def _open(candidate: str, item: Item, *, whole: bool) -> str | None:
-    gold = [normalise(a) for a in [item.answer, *item.answer_aliases]]
-    norm = normalise(candidate)
-    if not norm:
-        return None
-    if norm in gold:
-        return norm
-    if _NUMBER.fullmatch(normalise(item.answer) or "x"):  # numeric answer: the one number given
-        nums = set(_NUMBER.findall(norm))
-        return nums.pop() if len(nums) == 1 else None
-    if whole:  # a short free-text reply naming a gold answer as a phrase counts as that answer
-        hits = [g for g in gold if g and re.search(rf"\b{re.escape(g)}\b", norm)]
-        if hits and len(norm.split()) <= SHORT_REPLY_WORDS:
-            return hits[0]
-    return norm
-
-
-def extract(response: str, item: Item) -> str | None:
+def extract(response: str | None, item: Item) -> str | None:
     """The answer the response gives for ``item``, or None when it gives none unambiguously."""
-    tags = _TAG.findall(response)
-    if tags:
-        return _interpret(tags[-1], item, whole=False) or _interpret(tags[-1], item, whole=True)
-    for m in reversed(_JSON.findall(response)):
-        got = _interpret(m, item, whole=False)
-        if got:
-            return got
-    body = re.sub(r"<think>.*?</think>", " ", response, flags=re.DOTALL | re.IGNORECASE)
-    for m in reversed(_PHRASE.findall(body)):
-        got = _leading_label(m, item) or _interpret(m, item, whole=False)
-        if got:
-            return got
-    if item.answer_type == "open":
-        return _interpret(body, item, whole=True)
-    return _interpret(body, item, whole=False) or _interpret(body, item, whole=True)
+    return parse(response, item).answer
+
+
+def yes_no(text: str | None) -> str | None:
+    """The yes/no answer of a reply by the same grammar (for callers without an item)."""
+    item = Item(id="", suite="", task="", question="", images=[], answer_type="yesno", answer="yes")
+    return extract(text, item)
 
 
 def is_correct(prediction: str, item: Item) -> bool:

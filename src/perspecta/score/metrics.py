@@ -1,11 +1,12 @@
 """Core metrics over scored records, plus every metric a suite registered.
 
-Accuracy is over *answered* records (ok + unparsed; unparsed count as wrong); failed
-requests are excluded from it and reported as their own count, with ``coverage`` =
-answered / all, so a flaky server cannot quietly raise or lower a score. The 95%
-interval is a percentile bootstrap over records (fixed seed, so reports are stable).
-With several repeats, ``repeats`` gives mean ± std/√n of per-repeat accuracies, the
-way the DORI paper reports seeds.
+``accuracy`` — the headline — is over *every* record asked: a failed request and an
+unparsed reply both count as wrong, so a flaky server or an unreadable model can only
+lower a score, never raise it. ``coverage`` = answered / asked sits beside it, and
+``accuracy_answered`` (correct / answered) is a secondary number, labelled as such
+wherever it is shown. The 95% interval is a percentile bootstrap over all records
+(fixed seed, so reports are stable). With several repeats, ``repeats`` gives mean ±
+std/√n of per-repeat accuracies, the way the DORI paper reports seeds.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ BOOTSTRAP = 1000
 
 
 def read_records(path: str | Path) -> list[ScoredRecord]:
-    """Records of a results log, last one per (model, mode, repeat, item) winning.
+    """Records of a results log, last one per (model, mode, dataset, repeat, item) winning.
 
     A truncated last line (a killed run) is skipped; any other bad line is an error.
     """
@@ -36,7 +37,7 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
         path = path / "results.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results log not found")
-    latest: dict[tuple[str, str, int, str], ScoredRecord] = {}
+    latest: dict[tuple[str, str, str, int, str], ScoredRecord] = {}
     with open(path, "rb") as f:  # line by line: the file is never held in memory whole
         for i, raw in enumerate(f, start=1):
             if not raw.strip():
@@ -48,7 +49,7 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
                     continue
                 raise ValueError(f"{path}:{i}: invalid JSON in results log") from None
             rec = ScoredRecord.from_dict(d)
-            latest[(rec.model, rec.prompt_mode, rec.repeat, rec.item_id)] = rec
+            latest[(rec.model, rec.prompt_mode, rec.dataset, rec.repeat, rec.item_id)] = rec
     return list(latest.values())
 
 
@@ -78,23 +79,26 @@ def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tu
 
 def accuracy_block(records: list[ScoredRecord]) -> dict[str, Any]:
     answered = [r for r in records if r.status != "failed"]
-    correct = np.array([bool(r.correct) for r in answered], dtype=float)
+    correct = np.array([bool(r.correct) for r in records], dtype=float)  # failed and unparsed: 0
+    n_correct = int(correct.sum())
     out: dict[str, Any] = {
         "n": len(records),
         "answered": len(answered),
         "ok": sum(r.status == "ok" for r in records),
         "unparsed": sum(r.status == "unparsed" for r in records),
         "failed": len(records) - len(answered),
+        "correct": n_correct,
         "coverage": len(answered) / len(records) if records else 0.0,
-        "accuracy": float(correct.mean()) if len(correct) else None,
+        "accuracy": n_correct / len(records) if records else None,
+        "accuracy_answered": n_correct / len(answered) if answered else None,
         "ci95": bootstrap_ci(correct),
     }
-    chance = [1.0 / r.n_options for r in answered if r.n_options] + [0.5 for r in answered if r.answer_type == "yesno"]
+    chance = [1.0 / r.n_options for r in records if r.n_options] + [0.5 for r in records if r.answer_type == "yesno"]
     if chance:
         out["chance_level"] = float(np.mean(chance))
-    repeats = sorted({r.repeat for r in answered})
+    repeats = sorted({r.repeat for r in records})
     if len(repeats) > 1:
-        accs = [np.mean([bool(r.correct) for r in answered if r.repeat == k]) for k in repeats]
+        accs = [np.mean([bool(r.correct) for r in records if r.repeat == k]) for k in repeats]
         std = float(np.std(accs, ddof=1))
         out["repeats"] = {"n": len(accs), "mean": float(np.mean(accs)), "std": std, "sem": std / math.sqrt(len(accs))}
     return out
@@ -108,10 +112,10 @@ def _group(records: Iterable[ScoredRecord], key) -> dict[str, list[ScoredRecord]
 
 
 def summarize(records: list[ScoredRecord]) -> dict[str, Any]:
-    """``{"runs": [...]}``, one entry per (model, prompt mode)."""
+    """``{"runs": [...]}``, one entry per run: (model, prompt mode, dataset fingerprint)."""
     runs = []
-    for (model, mode), recs in _group(records, lambda r: (r.model, r.prompt_mode)).items():
-        run: dict[str, Any] = {"model": model, "prompt_mode": mode, **accuracy_block(recs)}
+    for (model, mode, dataset), recs in _group(records, lambda r: (r.model, r.prompt_mode, r.dataset)).items():
+        run: dict[str, Any] = {"model": model, "prompt_mode": mode, "dataset": dataset, **accuracy_block(recs)}
         run["by_suite"] = {k: accuracy_block(v) for k, v in _group(recs, lambda r: r.suite).items()}
         run["by_task"] = {k: accuracy_block(v) for k, v in _group(recs, lambda r: f"{r.suite}/{r.task}").items()}
         run["by_subtype"] = {k: accuracy_block(v)
@@ -141,19 +145,28 @@ def _fmt_acc(block: dict[str, Any]) -> str:
 
 
 def summary_table(summary: dict[str, Any], *, level: str = "by_task", title: str = "results"):
-    """A rich Table: one row per run and ``level`` group (by_suite / by_task / by_subtype)."""
+    """A rich Table: one row per run and ``level`` group (by_suite / by_task / by_subtype).
+
+    Accuracy is over every item asked (failed and unparsed count wrong); coverage and the
+    answered-only accuracy stand beside it, labelled."""
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table(title=title, caption="accuracy: all items asked, failed and unparsed count wrong; "
+                                       "answered-only: correct / answered (secondary)")
     for col, just in (("model", "left"), ("mode", "left"), ("group", "left"), ("n", "right"),
-                      ("accuracy % [95% CI]", "right"), ("chance %", "right"),
-                      ("unparsed", "right"), ("failed", "right")):
+                      ("accuracy % [95% CI]", "right"), ("coverage %", "right"), ("answered-only acc. %", "right"),
+                      ("chance %", "right"), ("unparsed", "right"), ("failed", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
+    several = len({run.get("dataset", "") for run in summary["runs"]}) > 1
     for run in summary["runs"]:
         rows = [("all", run)] + list(run[level].items())
+        model = run["model"] + (f" @{run.get('dataset') or '?'}" if several else "")  # runs on other datasets
         for name, block in rows:
             chance = block.get("chance_level")
-            table.add_row(run["model"], run["prompt_mode"], name, str(block["n"]), _fmt_acc(block),
+            answered = block.get("accuracy_answered")
+            table.add_row(model, run["prompt_mode"], name, str(block["n"]), _fmt_acc(block),
+                          f"{100 * block['coverage']:.1f}",
+                          f"{100 * answered:.1f}" if answered is not None else "—",
                           f"{100 * chance:.1f}" if chance is not None else "—",
                           str(block["unparsed"]), f"[red]{block['failed']}[/]" if block["failed"] else "0")
     return table

@@ -37,6 +37,7 @@ class ScoredRecord:
     metadata: dict[str, Any] = field(default_factory=dict)  # the item's metadata (factors)
     scores: dict[str, float] = field(default_factory=dict)  # extra per-record scores (soft, relaxed, ...)
     latency_s: float | None = None
+    dataset: str = ""  # fingerprint of the dataset evaluated (manifest checksum); "" when unknown
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

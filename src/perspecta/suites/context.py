@@ -74,10 +74,17 @@ class TaskContext:
     scenes: list[Scene] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
     knobs: dict[str, Any] = field(default_factory=dict)
+    with_depth: bool = False  # also store each saved view's ground-truth depth (generate --with-depth)
+    depths: dict[str, str] = field(default_factory=dict)  # image -> depth file (with_depth only)
+    no_depth: dict[str, str] = field(default_factory=dict)  # image -> why it has no depth file
 
     def __post_init__(self) -> None:
         self.seed = unit_seed(self.root_seed, self.suite, self.task, self.index)
         self.rng = np.random.default_rng(unit_seed_sequence(self.root_seed, self.suite, self.task, self.index))
+        if self.with_depth:
+            from perspecta.suites.depth_log import RenderLog
+
+            self.renderer = RenderLog(self.renderer)  # type: ignore[assignment]
 
     @property
     def split(self) -> str:
@@ -124,11 +131,13 @@ class TaskContext:
         several items one unit makes (e.g. its coarse and granular questions)."""
         return f"{self.suite}/{self.task}/{variant}/{self.index:06d}" + (f"-{suffix}" if suffix else "")
 
-    def save_image(self, rgb: np.ndarray, name: str) -> str:
+    def save_image(self, rgb: np.ndarray, name: str, depth: np.ndarray | None = None) -> str:
         """Write a PNG under ``images/<suite>/<task>/`` and return its dataset-relative path.
 
         PNG is written without timestamps or other varying chunks, so the same pixels
-        always give the same bytes.
+        always give the same bytes. With ``with_depth`` the view's depth is written
+        beside it: ``depth`` when given, else the depth of the render this image was
+        made from, found by :mod:`perspecta.suites.depth_log` (so tasks need no change).
         """
         rel = Path("images") / self.suite / self.task / f"{self.index:06d}_{name}.png"
         path = self.out_dir / rel
@@ -143,4 +152,29 @@ class TaskContext:
             tmp.replace(path)
         timing.count(f"image {rgb.shape[1]}x{rgb.shape[0]}")
         self.images.append(rel.as_posix())
+        if self.with_depth:
+            self._save_depth(rel.as_posix(), rgb, depth)
         return rel.as_posix()
+
+    def _save_depth(self, image: str, rgb: np.ndarray, depth: np.ndarray | None) -> None:
+        from perspecta.dataset.depth import depth_rel, write_png
+
+        if depth is None:
+            depth, why = self.renderer.depth_for(rgb)  # type: ignore[attr-defined]
+            if depth is None:
+                self.no_depth[image] = why
+                return
+        write_png(self.out_dir / depth_rel(image), depth)
+        self.depths[image] = depth_rel(image)
+
+    def adopt_image(self, image: str) -> None:
+        """Count an image another unit already wrote (a shared panorama) as this unit's,
+        with its depth file when one lies beside it."""
+        from perspecta.dataset.depth import depth_rel
+
+        self.images.append(image)
+        if self.with_depth:
+            if (self.out_dir / depth_rel(image)).is_file():
+                self.depths[image] = depth_rel(image)
+            else:
+                self.no_depth[image] = "shared image stored without depth"

@@ -24,6 +24,36 @@ def run_kappa(st: RunState, scope: str = "all") -> float | None:
     return kappa_of(block(st, "kappa_pool", scope))
 
 
+def repeat_error_bars(ctx: Any, sec: Any, suite: str) -> None:
+    """Per-task accuracy as mean ± SEM over repeats (a table and a bar chart) for every run of
+    ``suite``, so each suite section carries the repeat error bars DORI's appendix K shows."""
+    from perspecta.report import figures
+    from perspecta.report.summary import names
+    from perspecta.report.tables import Table
+
+    pairs = ctx.with_suite(suite)
+    tasks = sorted({t for _, st in pairs for t in names(st, "task") if t.startswith(suite + "/")})
+    rows, bars, errs = [], {}, {}
+    for run, st in pairs:
+        reps = [block(st, "task", t).get("repeats") for t in tasks]
+        if not any(reps):
+            continue
+        label = ctx.label(run)
+        rows.append([label, *[f"{100 * r['mean']:.1f} ± {100 * r['sem']:.1f} (n={r['n']})" if r else "—"
+                              for r in reps]])
+        bars[label] = [100 * r["mean"] if r else math.nan for r in reps]
+        errs[label] = [100 * r["sem"] if r else 0.0 for r in reps]
+    if not rows:
+        sec.notes.append("Error bars over repeats: no run has more than one repeat (evaluate with --repeats N).")
+        return
+    short = [t.split("/", 1)[1] for t in tasks]
+    sec.blocks.append(Table(f"{suite}-repeats", f"{suite}: accuracy % per task, mean ± SEM over repeats",
+                            ["run", *short], rows))
+    path, fig = ctx.figure(f"{suite}-error-bars", f"{suite}: accuracy per task, mean ± SEM over repeats")
+    figures.grouped_bars(short, bars, fig.title, "accuracy %", path, errors=errs)
+    sec.blocks.append(fig)
+
+
 def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
     vals = [v for v in values if v is not None and not math.isnan(v)]
     if not vals:

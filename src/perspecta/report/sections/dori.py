@@ -70,6 +70,7 @@ def build(ctx: Context) -> Section:
     sec.blocks.append(fig)
     if not any_repeats:
         sec.notes.append("Error bars: no run has more than one repeat (evaluate with --repeats N to get them).")
+    _prompt_ablation(ctx, sec, pairs)
     _error_patterns(ctx, sec, pairs)
     _compound(ctx, sec, pairs)
     _n_options(ctx, sec, pairs)
@@ -78,21 +79,54 @@ def build(ctx: Context) -> Section:
     return sec
 
 
+def _prompt_ablation(ctx: Context, sec: Section, pairs) -> None:
+    """Table 7: the same model and prompt mode on DORI with the structured and the unstructured prompt."""
+    by_model: dict[tuple[str, str], dict[str, tuple[dict, object]]] = {}
+    for run, st in pairs:
+        if len(st.dori_prompt_styles) == 1:
+            by_model.setdefault((run["model"], run["prompt_mode"]), {})[next(iter(st.dori_prompt_styles))] = (run, st)
+    styles = sorted({s for v in by_model.values() for s in v})
+    table = Table("dori-prompt-ablation", "DORI prompt ablation (Table 7): accuracy % per prompt style, "
+                  "same model and mode", ["model", "mode", *[f"{s} %" for s in styles],
+                                         f"Δ ({styles[0]} − {styles[1]})" if len(styles) >= 2 else "Δ"])
+    for (model, mode), runs in sorted(by_model.items()):
+        if len(runs) < 2:
+            continue
+        accs = [runs[s][0]["by_suite"]["dori"]["accuracy"] if s in runs else None for s in styles]
+        delta = accs[0] - accs[1] if len(accs) >= 2 and None not in accs[:2] else None
+        table.rows.append([model, mode, *[pct(a) for a in accs], DASH if delta is None else f"{100 * delta:+.1f}"])
+    if table.rows:
+        sec.blocks.append(table)
+    else:
+        sec.notes.append("Prompt ablation (Table 7) omitted: no model was run on DORI data of two prompt styles "
+                         "(generate with --suite-config dori.prompt_style=unstructured and report both results).")
+
+
 def _error_patterns(ctx: Context, sec: Section, pairs) -> None:
-    by_model = {ctx.label(r): r["suite_metrics"]["dori"]["error_patterns"] for r, _ in pairs}
+    by_run = {ctx.label(r): r["suite_metrics"]["dori"]["error_patterns"] for r, _ in pairs}
+    # the paper counts *models*: a model's runs (prompt styles, modes, datasets) pool into one vote
+    by_model: dict[str, dict] = {}
+    for run, _ in pairs:
+        merged = by_model.setdefault(run["model"], {"error_patterns": {"by_type": {}}})["error_patterns"]["by_type"]
+        for kind, t in run["suite_metrics"]["dori"]["error_patterns"]["error_patterns"]["by_type"].items():
+            seen = merged.setdefault(kind, {"pairs": []})["pairs"]
+            for p in t["pairs"]:
+                if p["frequent"] and not any((q["true"], q["predicted"]) == (p["true"], p["predicted"]) for q in seen):
+                    seen.append(p)
     systematic = dori_scoring.systematic_patterns(by_model)
     t10 = Table("dori-systematic-errors", "Systematic error patterns (Table 10): confusion pairs above "
-                f"{100 * dori_scoring.SYSTEMATIC_SHARE:.0f}% of a run's errors in ≥ {dori_scoring.SYSTEMATIC_MODELS} runs",
-                ["question type", "true answer", "predicted", "runs", "pattern type"])
+                f"{100 * dori_scoring.SYSTEMATIC_SHARE:.0f}% of a run's errors in ≥ {dori_scoring.SYSTEMATIC_MODELS} "
+                "distinct models", ["question type", "true answer", "predicted", "models", "pattern type"])
     for s in systematic:
         t10.rows.append([s["type"], s["true"], s["predicted"], ", ".join(s["models"]),
                          ", ".join(p.replace("_", " ") for p in s["patterns"]) or DASH])
     if len(by_model) < dori_scoring.SYSTEMATIC_MODELS:
-        t10.note = f"Needs errors of at least {dori_scoring.SYSTEMATIC_MODELS} runs; this report has {len(by_model)}."
+        t10.note = (f"Needs errors of at least {dori_scoring.SYSTEMATIC_MODELS} distinct models; this report has "
+                    f"{len(by_model)} ({len(by_run)} runs).")
     sec.blocks.append(t10)
     share = Table("dori-pattern-share", "Share of each run's DORI errors per pattern type (%)",
                   ["model", "errors", *[p.replace("_", " ") for p in dori_scoring.PATTERNS]], sortable=True)
-    for label, out in by_model.items():
+    for label, out in by_run.items():
         ep = out["error_patterns"]
         share.rows.append([label, str(ep["n_errors"]), *[pct(ep["pattern_share"][p]) for p in dori_scoring.PATTERNS]])
     sec.blocks.append(share)

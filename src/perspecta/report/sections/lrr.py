@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
+from perspecta.report.sections.common import repeat_error_bars
 from perspecta.report.tables import DASH, Table, num, pct
 
 
@@ -49,6 +50,7 @@ def build(ctx: Context) -> Section:
     else:
         sec.notes.append("Radar (Fig. 10) omitted: fewer than 3 LRR tasks.")
     _modes(ctx, sec, pairs)
+    repeat_error_bars(ctx, sec, "lrr")
     return sec
 
 

@@ -18,23 +18,25 @@ SUITES = ("dori", "spin", "pcsr", "lrr")
 
 def leaderboard(ctx: Context) -> Section:
     sec = Section("leaderboard", "Leaderboard",
-                  "Accuracy over answered records (unparsed count as wrong; failed requests are excluded and "
-                  "counted in coverage) with a 95% bootstrap interval; κ = (acc − p_e)/(1 − p_e) over the "
-                  "multiple-choice and yes/no records, p_e the mean chance rate 1/k; consistency is SpinBench's "
-                  "mean pairwise agreement within 4-variant groups. Click a column header to sort.")
+                  "Accuracy over every item asked (failed requests and unparsed replies count as wrong) with a 95% "
+                  "bootstrap interval; coverage = answered / asked beside it; answered-only accuracy (correct / "
+                  "answered) is secondary. κ = (acc − p_e)/(1 − p_e) over the multiple-choice and yes/no records, "
+                  "p_e the mean chance rate 1/k; consistency is SpinBench's mean pairwise agreement within 4-variant "
+                  "groups. Click a column header to sort.")
     if not ctx.runs and not ctx.human:
         sec.omitted = "no scored records"
         return sec
     suites = [s for s in SUITES if any(s in r["by_suite"] for r in ctx.runs)] + sorted(
         {s for r in ctx.runs for s in r["by_suite"]} - set(SUITES))
-    table = Table("leaderboard", "Leaderboard", ["model", "mode", "n", "accuracy % [95% CI]", "κ", "consistency %",
-                                                 *[f"{s} %" for s in suites], "coverage %"], sortable=True)
+    table = Table("leaderboard", "Leaderboard", ["model", "mode", "n", "accuracy % [95% CI]", "coverage %", "κ",
+                                                 "consistency %", *[f"{s} %" for s in suites],
+                                                 "answered-only acc. %"], sortable=True)
     for run, st in sorted(zip(ctx.runs, ctx.states), key=lambda p: -(p[0]["accuracy"] or 0.0)):
         cons = run["suite_metrics"].get("spin", {}).get("consistency", {}).get("consistency")
-        table.rows.append([run["model"], run["prompt_mode"], str(run["n"]), pct_ci(run["accuracy"], run["ci95"]),
-                           num(run_kappa(st)), pct(cons),
+        table.rows.append([ctx.label(run), run["prompt_mode"], str(run["n"]), pct_ci(run["accuracy"], run["ci95"]),
+                           pct(run["coverage"]), num(run_kappa(st)), pct(cons),
                            *[pct(run["by_suite"].get(s, {}).get("accuracy")) for s in suites],
-                           pct(run["coverage"])])
+                           pct(run.get("accuracy_answered"))])
     if ctx.human:
         accs = [block(h, "all", "all")["accuracy"] for h in ctx.human]
         m, sd = mean_sd(accs)
@@ -45,9 +47,25 @@ def leaderboard(ctx: Context) -> Section:
         km, _ = mean_sd([run_kappa(h) for h in ctx.human])
         table.rows.append([f"Human ({len(ctx.human)} annotators)", DASH,
                            str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
-                           DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", num(km), DASH, *per_suite, DASH])
+                           DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km), DASH, *per_suite, DASH])
     sec.blocks.append(table)
+    sec.blocks.append(_runs_table(ctx))
     return sec
+
+
+def _runs_table(ctx: Context) -> Table:
+    """What each run was: its dataset, suite settings, the image sizes sent, and a prior's source."""
+    table = Table("runs", "Runs: dataset, settings, images sent",
+                  ["run", "dataset", "suite settings", "images sent (longest side requested: sizes)", "prior learned from"])
+    for run in ctx.runs:
+        info = ctx.info(run)
+        sent = info.get("images_sent") or {}
+        images = "; ".join(f"{s} {v['max_side'] or 'native'}: {', '.join(v['sizes'])}" for s, v in sent.items())
+        config = ", ".join(f"{s}.{k}={v}" for s, kv in (info.get("suite_config") or {}).items() for k, v in kv.items())
+        prior = info.get("prior_source") or {}
+        table.rows.append([ctx.label(run), run.get("dataset") or DASH, config or "defaults", images or DASH,
+                           f"{prior['kind']} ({prior.get('items', '?')} items)" if prior else DASH])
+    return table
 
 
 def heatmaps(ctx: Context) -> Section:

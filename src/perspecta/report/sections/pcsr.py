@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from perspecta.report.context import Context, Section
+from perspecta.report.sections.common import repeat_error_bars
 from perspecta.report.tables import DASH, Table, pct
 
 
@@ -62,4 +63,5 @@ def build(ctx: Context) -> Section:
         for fmt, (rel, strict, n) in sorted(sums.items()):
             formats.rows.append([ctx.label(run), fmt, str(n), pct(rel / n), pct(strict / n)])
     sec.blocks.append(formats)
+    repeat_error_bars(ctx, sec, "pcsr")
     return sec

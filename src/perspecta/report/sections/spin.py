@@ -12,7 +12,7 @@ from scipy import stats
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import kappa_of, mean_sd
+from perspecta.report.sections.common import kappa_of, mean_sd, repeat_error_bars
 from perspecta.report.summary import gap_kappa
 from perspecta.report.tables import DASH, Table, num, pct, signed
 from perspecta.suites.spin.metrics import PATTERNS
@@ -34,6 +34,7 @@ def build(ctx: Context) -> Section:
     _frames(ctx, sec, pairs)
     _cot(ctx, sec, pairs)
     _scaling(ctx, sec, pairs)
+    repeat_error_bars(ctx, sec, "spin")
     return sec
 
 

@@ -3,8 +3,10 @@
 A canonical (upright) view of one object is rendered on a flat background with
 frontal light, so nothing but the object tells up from down; then the image is
 rotated (clockwise *as seen on screen*) and/or flipped, and the ops are recorded in
-``metadata["image_transform"]``. Balls, plain boxes and cylinders have no canonical
-pose: "Cannot be determined".
+``metadata["image_transform"]``. Balls (plain or a basketball, a football), cubic
+crates, plain boxes and cylinders have no canonical pose: "Cannot be determined".
+Tables, lamps and plants — the procedural table included — do have an upright pose,
+so a plain primitive is not a sign of the CBD key.
 
 A mirrored upright image still looks upright, so the restoring operation ``g`` is
 only knowable up to a final horizontal flip: its *class* is the k in
@@ -23,14 +25,18 @@ import numpy as np
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
-    draw_class,
+    PROC_SHARE,
+    balanced_class,
+    dark_check,
+    check_readable,
     label_for,
     make_item,
     object_factors,
-    pick_asset,
+    resample,
     shuffled,
     studio_scene,
 )
+from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
 from perspecta.world.oracle import mask_bbox
@@ -42,6 +48,10 @@ CONTROLS = ("ball", "box", "cylinder")
 # out because a quarter turn one way or the other looks alike
 UPRIGHT_CATEGORIES = ("person", "car", "chair", "dog", "cat", "horse", "armchair", "sofa", "bicycle",
                       "motorcycle", "van", "truck", "bus", "figure", "toilet")
+# frontless things that still stand one way up (legs, a base, a pot)
+UPRIGHT_FRONTLESS = ("table", "lamp", "plant", "stool")
+# real assets without an up: balls and a cube crate
+CBD_REAL = ("sh3d:blendswap-cc-0/basketball", "sh3d:blendswap-cc-by/ballonFoot", "sh3d:blendswap-cc-0/crate")
 # image-plane operations as 2x2 matrices on (x right, y up) image coordinates
 OPS: dict[str, np.ndarray] = {
     "rot90": np.array([[0, 1], [-1, 0]]),  # 90 degrees clockwise on screen: top -> right
@@ -160,28 +170,45 @@ def _phrases_in(cls: int) -> list[tuple[str, ...]]:
     return [p for p in PHRASES if p and op_class(matrix(p)) == cls]
 
 
-def _render(ctx: TaskContext, granularity: str, control: bool) -> tuple[Scene, Any, np.ndarray]:
+def _pick(ctx: TaskContext, control: bool) -> Any:
+    """A target; procedural with the same probability whether or not it has an up."""
+    proc = bool(ctx.rng.random() < PROC_SHARE)
+    lib = ctx.library.all()
     if control:
-        asset = pick_asset(ctx, control=True, categories=CONTROLS, sources=("proc",))
+        pool = ([a for a in lib if a.source == "proc" and a.category in CONTROLS] if proc
+                else [a for a in lib if a.asset_id in CBD_REAL])
     else:
-        asset = pick_asset(ctx, control=False, categories=UPRIGHT_CATEGORIES)
-    scene = studio_scene(ctx, asset, granularity, elevation_range=(0.0, 20.0))
+        pool = [a for a in lib if (a.source == "proc") == proc and (
+            (a.has_front and a.category in UPRIGHT_CATEGORIES) or (not a.has_front and a.category in UPRIGHT_FRONTLESS))]
+    if not pool:
+        raise RuntimeError(f"no {'CBD' if control else 'upright'} assets for {TASK}")
+    return pool[int(ctx.rng.integers(len(pool)))]
+
+
+def _render(ctx: TaskContext, granularity: str, control: bool) -> tuple[Scene, Any, np.ndarray, dict[str, Any]]:
+    asset = _pick(ctx, control)
+    scene = studio_scene(ctx, asset, granularity, elevation_range=(0.0, 20.0), n_distractors=0)
     scene.ground = None
     cam = scene.camera("main")
     scene.light = Light(direction=tuple(float(c) for c in cam.forward()), intensity=0.9, ambient=0.4)  # type: ignore[arg-type]
-    ctx.add_scene(scene)
     result = ctx.renderer.render(scene, cam)
     if mask_bbox(result.instance, 0) is None:
         raise RuntimeError(f"{scene.scene_id}: the object is not visible")
+    facts = readability.object_facts(result.instance, 1)
+    facts["luminance"] = dark_check(result.rgb, result.instance, 0)
+    record = check_readable({"objects": {"object": facts}})
     bg = np.array([int(v) for v in ctx.rng.integers(150, 235, 3)], dtype=np.uint8)
     rgb = np.where((result.instance == 0)[..., None], bg, result.rgb).astype(np.uint8)
-    return scene, asset, rgb
+    return scene, asset, rgb, record
 
 
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
-    k = draw_class(ctx, len(COARSE) if coarse else 4)
-    scene, asset, rgb = _render(ctx, granularity, control=k is None)
+    k = balanced_class(ctx, len(COARSE) if coarse else 4, granularity)
+    drawn: list[int] = []
+    scene, asset, rgb, record = resample(ctx, lambda a: drawn.append(a) or _render(ctx, granularity, control=k is None),
+                                         f"{TASK} {granularity}")
+    ctx.add_scene(scene)
     if coarse:
         if k == 0:
             g: tuple[str, ...] = ()
@@ -191,7 +218,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         values: dict[str, Any] = {text: key for key, text in COARSE.items()}
         question = "Decide whether the image shows the object in its canonical orientation."
         examples = ["A person standing head up: yes.", "A car resting on its roof: no.",
-                    "A plain ball, which has no usual upright pose: Cannot be determined."]
+                    "A ball or a cubic crate, which has no usual upright pose: Cannot be determined."]
     else:
         cls = int(ctx.rng.integers(1, 4)) if k is None else k
         cands = _phrases_in(cls)
@@ -211,7 +238,9 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                     "A car standing on its roof: rotate 180 degrees (or flip vertically).",
                     "An object that looks the same in every orientation: Cannot be determined."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    answer = CANNOT_DETERMINE if k is None else (
+        COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
+    options = shuffled(ctx, list(values), answer, granularity)
     transform = list(inverse(list(g)))
     image = ctx.save_image(apply(rgb, transform), granularity)
     meta = {
@@ -221,9 +250,9 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "restoring_class_cw_quarter_turns": op_class(matrix(g)),
         "frame_of_reference": "image",
         "camera": scene.camera("main").metadata(),
+        "readability": record,
+        "attempts": len(drawn),
     }
-    answer = CANNOT_DETERMINE if k is None else (
-        COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
                      options=options, answer_text=answer, values=values, metadata=meta)

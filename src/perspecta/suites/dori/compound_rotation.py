@@ -7,9 +7,14 @@ the object's centre, so the order matters: ``R_after = Rv(V) @ Rh(H) @ R_before`
 (The issue calls H the "horizontal" rotation and V the "vertical" one; the paper uses
 the opposite names. Prompts therefore name the axes, never "horizontal rotation".)
 
-The scene record holds the object twice ("obj0" before, "obj1" after) with a floating
-studio (no ground, so any tip stays in view); ``derive`` solves ``R_after R_before^T``
-for (H, V) in closed form.
+The scene record holds the object twice ("obj0" before, "obj1" after); each pose rests
+on the studio floor (a tipped object lies on the ground instead of floating, so it
+reads as an object, not a blob), and the camera frames both. ``derive`` solves
+``R_after R_before^T`` for (H, V) in closed form (resting moves the object, never turns it).
+
+CBD targets hide a turn: a ball hides both, a round real object (a barrel, a round
+lamp or pedestal table) hides the turn about its own axis. Every pair gets the same
+nuisance changes (light, backdrop, re-framing) as in viewer-scene direction.
 """
 
 from __future__ import annotations
@@ -23,17 +28,23 @@ import numpy as np
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
-    draw_class,
+    ROUND_REAL,
+    balanced_class,
+    check_readable,
+    knob,
     label_for,
     make_item,
     object_factors,
-    only,
-    pick_asset,
-    render_plain,
+    pick_target,
+    render_pair,
+    resample,
     set_facing,
     shuffled,
     studio_scene,
 )
+from perspecta.suites.dori.viewer_scene import pair_jitter
+from perspecta.world import readability
+from perspecta.world.samplers.common import fit_distance, orbit_camera
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
 from perspecta.world.oracle import wrap360
@@ -47,7 +58,12 @@ COARSE = {
     "horizontal_axis_only": "Only a tip about the horizontal axis",
     "both": "Both a turn about the vertical axis and a tip about the horizontal axis",
 }
-COARSE_STEPS = tuple(range(45, 360, 45))
+H_STEPS = tuple(range(45, 360, 45))  # coarse turns: any multiple of 45 degrees
+V_STEPS = (90, 180, 270)  # coarse tips: the object lies or stands on its head, never leans on an edge
+# a tip about the camera's left-right axis shows only through foreshortening from eye
+# level, so the camera looks down on the object; and both poses must be large
+ELEVATION = (25.0, 50.0)
+CONTRACT = readability.Contract(min_pixels=3000, min_box_side=80, min_box_short=40)
 H_VALUES = (0, 90, 180, 270)
 V_VALUES = (0, 90, 180)
 PAIRS = [(h, v) for h in H_VALUES for v in V_VALUES if (h, v) != (0, 0)]
@@ -127,11 +143,13 @@ def derive(item: Item, scenes: dict[str, Scene]) -> str:
 
 
 CONTEXT = (
-    "The two images show the same object, taken by a camera that did not move. Between them the object "
-    "may have been turned about the vertical axis through its centre (clockwise as seen from above), and "
-    "after that tipped about the horizontal axis that runs left-right across the image through its centre "
-    "(positive degrees bring its top toward the camera). Both axes stay fixed relative to the camera, so "
-    "the order of the two steps matters."
+    "The two images show the same object, taken by a camera that stayed in place (the second picture may be "
+    "framed slightly differently, and the light and backdrop may change). Between them the object may have "
+    "been turned about the vertical axis through its centre (clockwise as seen from above), and after that "
+    "tipped about the horizontal axis that runs left-right across the image through its centre (positive "
+    "degrees bring its top toward the camera); then it was set down to rest on the floor. Both axes stay "
+    "fixed relative to the camera, so the order of the two steps matters. If the object's shape could hide "
+    "one of the two steps, the rotation cannot be determined."
 )
 STEPS = [
     "Find the object in both images and its distinctive parts (front, top, bottom)",
@@ -158,35 +176,71 @@ def _granular_options(ctx: TaskContext, gold: tuple[int, int] | None) -> list[tu
     return chosen[:N_GRANULAR_OPTIONS]
 
 
+def _resting(before_center: np.ndarray, size: tuple[float, float, float], yaw: float, pitch: float,
+             roll: float) -> tuple[float, float, float]:
+    """Pose position (the base point) that keeps the object's centre above
+    ``before_center`` while its lowest bbox corner touches the floor."""
+    r = rotation_matrix(yaw, pitch, roll)
+    dx, dy, dz = size
+    corners = np.array([[sx * dx / 2, sy * dy / 2, z] for sx in (-1, 1) for sy in (-1, 1) for z in (0.0, dz)])
+    half = r @ np.array([0.0, 0.0, dz / 2])
+    base_xy = before_center[:2] - half[:2]
+    base_z = -float((corners @ r.T)[:, 2].min())
+    return round(float(base_xy[0]), 6), round(float(base_xy[1]), 6), round(base_z, 6)
+
+
+def _reframe(scene: Scene) -> None:
+    """Aim camera "main" (same direction, field of view and fill) at the middle of
+    the before and after poses, backing off so both fit."""
+    cam = scene.camera("main")
+    eye, at = np.asarray(cam.position, dtype=float), np.asarray(cam.look_at, dtype=float)
+    d = eye - at
+    dist = float(np.linalg.norm(d))
+    az = math.degrees(math.atan2(d[1], d[0]))
+    el = math.degrees(math.asin(d[2] / dist))
+    c0, c1 = scene.object("obj0").center(), scene.object("obj1").center()
+    mid = (c0 + c1) / 2
+    radius = float(np.linalg.norm(scene.object("obj0").size)) / 2
+    half = math.radians(cam.fov_y) / 2  # square images: the vertical half-angle is the narrower one
+    fill = math.asin(min(1.0, radius / dist)) / half
+    grow = radius + float(np.linalg.norm(c1 - c0)) / 2
+    new = orbit_camera(mid, fit_distance(grow, cam.fov_y, cam.width, cam.height, min(0.9, max(0.1, fill))), az, el,
+                       fov_y=cam.fov_y, width=cam.width, height=cam.height, name="main")
+    scene.cameras = [new if c.name == "main" else c for c in scene.cameras]
+
+
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
-    k = draw_class(ctx, len(COARSE) if coarse else len(PAIRS))
-    asset = pick_asset(ctx, control=k is None, categories=CONTROLS if k is None else None,
-                       sources=("proc",) if k is None else None)
-    scene = studio_scene(ctx, asset, granularity)
-    scene.ground = None
+    k = balanced_class(ctx, len(COARSE) if coarse else len(PAIRS), granularity)
+    start_max = float(knob(ctx, "start_facing_max_deg"))
+    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, start_max, attempt), f"{TASK} {granularity}")
+
+
+def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float, attempt: int) -> Item:
+    coarse = granularity == "coarse"
+    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS)
+    scene = studio_scene(ctx, asset, granularity, n_distractors=0, elevation_range=ELEVATION)
     if k is None:
         h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
     elif coarse:
         key = list(COARSE)[k]
-        step = lambda: int(COARSE_STEPS[int(ctx.rng.integers(len(COARSE_STEPS)))])
-        h = 0 if key in ("none", "horizontal_axis_only") else step()
-        v = 0 if key in ("none", "vertical_axis_only") else step()
+        h = 0 if key in ("none", "horizontal_axis_only") else int(H_STEPS[int(ctx.rng.integers(len(H_STEPS)))])
+        v = 0 if key in ("none", "vertical_axis_only") else int(V_STEPS[int(ctx.rng.integers(len(V_STEPS)))])
     else:
         h, v = PAIRS[k]
-    # a three-quarter start so the front and a side are both visible
-    set_facing(scene, float(ctx.rng.choice([-1.0, 1.0]) * ctx.rng.uniform(25.0, 65.0)))
+    # start turned 25..start_max degrees to a side, so the front and a side both show
+    set_facing(scene, float(ctx.rng.choice([-1.0, 1.0]) * ctx.rng.uniform(25.0, max(25.0, start_max))))
     before = scene.object("obj0")
     r1 = compound(scene.camera("main"), h, v) @ before.pose.rotation()
     yaw, pitch, roll = (round(a, 6) for a in euler_zyx(r1))
-    half = np.array([0.0, 0.0, before.size[2] / 2])
-    pos = before.center() - rotation_matrix(yaw, pitch, roll) @ half
-    after = dataclasses.replace(before, id="obj1", params=dict(before.params),
-                                pose=Pose(tuple(round(float(c), 6) for c in pos), yaw, pitch, roll))  # type: ignore[arg-type]
+    pos = _resting(before.center(), before.size, yaw, pitch, roll)
+    after = dataclasses.replace(before, id="obj1", params=dict(before.params), pose=Pose(pos, yaw, pitch, roll))
     scene.objects.append(after)
+    _reframe(scene)
+    rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
+    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict()})
     ctx.add_scene(scene)
-    images = [ctx.save_image(render_plain(ctx, only(scene, oid)), f"{granularity}_{i}")
-              for i, oid in ((1, "obj0"), (2, "obj1"))]
+    images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:
         values: dict[str, Any] = {text: key for key, text in COARSE.items()}
         question = "Decide which kinds of rotation the object underwent between the two images."
@@ -194,7 +248,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                      "about the vertical axis."),
                     ("A person who was upright and now lies with their head toward the camera, still seen from "
                      "the same side: only a tip about the horizontal axis."),
-                    "A plain ball, which looks the same however it turns: Cannot be determined."]
+                    "A ball, or a round barrel whose turn about its own axis cannot be seen: Cannot be determined."]
         offered = list(values)
     else:
         gold = None if k is None else (h, v)
@@ -207,7 +261,8 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                      "vertical axis, then 0 degrees about the horizontal axis.")]
         offered = list(values)
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, offered + [CANNOT_DETERMINE])
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, offered + [CANNOT_DETERMINE], truth, granularity)
     meta = {
         **object_factors(scene, asset),
         "pose_before": {"yaw": before.pose.yaw, "pitch": 0.0, "roll": 0.0},
@@ -217,10 +272,13 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "rotation_order": "vertical-axis turn, then horizontal-axis tip (camera-fixed axes)",
         "frame_of_reference": "camera",
         "camera": scene.camera("main").metadata(),
+        "second_image": second,
+        "readability": record,
+        "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=images,
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="A turn about the vertical axis then a tip, between two images")

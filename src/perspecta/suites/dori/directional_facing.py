@@ -4,7 +4,8 @@ Coarse: toward / away / leftward / rightward (quarter turns of ``egocentric_faci
 edges at 45 and 135 degrees). Granular: eight 45-degree bins, each with a side
 (0-45, 45-90, 90-135, 135-180 degrees, toward the image left or right); every coarse
 class holds exactly two granular bins, and each item's facing is drawn inside its bin
-with a 5-degree margin. "Left/right" is the side of the IMAGE the front points to.
+at least ``bin_margin_frac`` (>= 1/4) of the bin's width from its edges, so no picture
+sits on a border. "Left/right" is the side of the IMAGE the front points to.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from typing import Any
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
-    draw_class,
+    balanced_class,
+    check_readable,
     inside,
+    margin_frac,
+    pick_target,
+    resample,
+    signed_bin_margin,
     label_for,
     make_item,
     object_factors,
-    pick_asset,
     render_boxed,
     set_facing,
     shuffled,
@@ -31,7 +36,6 @@ from perspecta.world.oracle import egocentric_facing
 from perspecta.world.scene import Scene
 
 TASK = "directional_facing"
-MARGIN = 5.0
 COARSE: dict[str, tuple[str, float, float]] = {  # key -> (text, signed facing range)
     "toward": ("Toward the camera", -45.0, 45.0),
     "rightward": ("Rightward, toward the right side of the image", 45.0, 135.0),
@@ -95,32 +99,58 @@ STEPS = [
 ]
 
 
-def _facing_for(ctx: TaskContext, granularity: str, k: int) -> float:
+def _bin(granularity: str, k: int) -> tuple[float, float, float]:
+    """(low, high, sign) of class ``k``'s facing range; sign -1 mirrors to the left."""
     if granularity == "coarse":
-        key = list(COARSE)[k]
-        _, lo, hi = COARSE[key]
-        a = inside(ctx, lo, hi, MARGIN)
-        return a if a <= 180.0 else a - 360.0
+        _, lo, hi = COARSE[list(COARSE)[k]]
+        return lo, hi, 1.0
     side, lo, hi = GRANULAR[k]
-    m = inside(ctx, lo, hi, MARGIN)
-    return m if side == "right" else -m
+    return lo, hi, 1.0 if side == "right" else -1.0
+
+
+def _facing_for(ctx: TaskContext, granularity: str, k: int) -> float:
+    lo, hi, sign = _bin(granularity, k)
+    a = sign * inside(ctx, lo, hi, margin_frac(ctx) * (hi - lo) + 0.2)
+    return a if a <= 180.0 else a - 360.0
+
+
+def _margin(granularity: str, facing: float) -> dict[str, float]:
+    """Distance of the rendered facing from its class's bin edges (readability)."""
+    if granularity == "coarse":
+        key = coarse_key(facing)
+        _, lo, hi = COARSE[key]
+        f = facing % 360.0 if key == "away" else facing
+        return signed_bin_margin(f, lo, hi)
+    side, lo, hi = granular_bin(facing)
+    m = abs(facing)
+    return signed_bin_margin(m, lo, hi)
 
 
 def _one(ctx: TaskContext, granularity: str) -> Item:
-    k = draw_class(ctx, len(COARSE) if granularity == "coarse" else len(GRANULAR))
-    asset = pick_asset(ctx, control=k is None)
+    k = balanced_class(ctx, len(COARSE) if granularity == "coarse" else len(GRANULAR), granularity)
+    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, attempt), f"{TASK} {granularity}")
+
+
+def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) -> Item:
+    asset = pick_target(ctx, cbd=k is None)
     scene = studio_scene(ctx, asset, granularity)
     facing = None if k is None else _facing_for(ctx, granularity, k)
-    set_facing(scene, 0.0 if facing is None else facing)
+    set_facing(scene, float(ctx.rng.uniform(-180.0, 180.0)) if facing is None else facing)
+    marked, box, facts = render_boxed(ctx, scene)
+    record: dict[str, Any] = {"objects": {"A": facts}}
+    obj = scene.object("obj0")
+    if obj.has_front:
+        record["bin_margin"] = _margin(granularity, egocentric_facing(obj, scene.camera("main")))
+    check_readable(record)
     ctx.add_scene(scene)
-    image, box = render_boxed(ctx, scene, granularity)
+    image = ctx.save_image(marked, granularity)
     truth = answer_text(scene, granularity)
     if granularity == "coarse":
         values: dict[str, Any] = {text: key for key, (text, _, _) in COARSE.items()}
         question = "Decide which direction the front of Object A points, as seen from the camera."
         examples = ["A person looking into the lens: toward the camera.",
                     "A car driving across the picture from left to right: rightward.",
-                    "A ball has no front: Cannot be determined."]
+                    "A round table or a ball has no front: Cannot be determined."]
     else:
         values = {granular_text(s, lo, hi): {"side": s, "range": [lo, hi]} for s, lo, hi in GRANULAR}
         question = "Estimate how far, and to which side of the image, the front of Object A is turned from the camera."
@@ -130,7 +160,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                     ("A chair with its back to the camera, seat opening turned a little to the right: 135 to 180 "
                      "degrees, front toward the image right.")]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    options = shuffled(ctx, list(values), truth, granularity)
     obj = scene.object("obj0")
     meta = {
         **object_factors(scene, asset),
@@ -138,7 +168,10 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "egocentric_facing": round(egocentric_facing(obj, scene.camera("main")), 4) if obj.has_front else None,
         "frame_of_reference": "camera",
         "bbox": box,
+        "n_distractors": len(scene.objects) - 1,
         "camera": scene.camera("main").metadata(),
+        "readability": record,
+        "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,

@@ -1,31 +1,41 @@
-"""DORI Q5, inter-object direction: how two objects (red dots "A" and "B") are oriented to each
+"""DORI Q5, inter-object direction: how two objects (red tags "A" and "B") are oriented to each
 other, judged from the objects' own points of view rather than the camera's.
 
 Coarse: on ``d = |yaw_difference(A, B)|`` — same (0-22.5), partially same (22.5-67.5),
 perpendicular (67.5-112.5), partially opposite (112.5-157.5), opposite (157.5-180).
 Granular: ``r = rotation_to_face(B, A)`` (counter-clockwise positive), binned into
 no rotation (|r| <= 5), 0-45 / 46-90 / 91-135 degrees clockwise or counter-clockwise
-(seen from above), and about 180 degrees (|r| > 135). Street scenes with 0-2 distractor
-objects; B's yaw is set after layout to realise the drawn answer, with a margin of at
-least 7 degrees from every bin edge.
+(seen from above), and about 180 degrees (|r| > 135). Street scenes with
+``n_distractors`` other objects; B's yaw is set after layout to realise the drawn
+answer, at least ``bin_margin_frac`` (>= 1/4) of the bin's width from its edges. Tags
+stand beside the objects with leader lines (never on them), and both objects must pass
+the readability contract at the image size (>= 512 px by default), else the unit redraws.
+CBD pairs hold one frontless object: real (a table, a plant, a barrel) or primitive.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from perspecta.dataset.item import Item
-from perspecta.render.overlay import draw_dot
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
     CONTROL_CATEGORIES,
-    draw_class,
+    balanced_class,
+    check_readable,
+    knob,
+    dark_check,
+    draw_tag,
+    image_size,
     label_for,
     make_item,
+    margin_frac,
+    resample,
     shuffled,
+    signed_bin_margin,
 )
+from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
@@ -40,9 +50,14 @@ from perspecta.world.samplers.common import Rect, any_overlap, visibility
 from perspecta.world.scene import Scene
 
 TASK = "inter_object_direction"
-PAIR_CATEGORIES = ("person", "car", "dog", "horse", "bicycle", "chair", "armchair", "sofa", "cat", "motorcycle")
+# bicycles are left out of the pair: at street distance their front (fork, handlebar)
+# is not legible (a blind check misread a child's bike); they stay as distractors
+PAIR_CATEGORIES = ("person", "car", "dog", "horse", "chair", "armchair", "sofa", "cat", "motorcycle")
 DISTRACTORS = ("person", "car", "bicycle", "dog", "table", "plant")
-PAIR_CONTROLS = ("ball", "box", "cylinder")
+# frontless partners of a CBD pair: real-asset categories first (tables, plants and
+# barrels are all frontless in the catalogue), plus the primitives' categories (balls,
+# boxes: procedural or real)
+PAIR_CONTROLS = ("table", "plant", "barrel", "ball", "box", "cylinder")
 COARSE: list[tuple[str, str, float, float]] = [  # key, text, |yaw difference| range
     ("same", "They face the same direction", 0.0, 22.5),
     ("partially_same", "They face partially the same direction", 22.5, 67.5),
@@ -50,19 +65,23 @@ COARSE: list[tuple[str, str, float, float]] = [  # key, text, |yaw difference| r
     ("partially_opposite", "They face partially opposite directions", 112.5, 157.5),
     ("opposite", "They face opposite directions", 157.5, 180.0),
 ]
-COARSE_MARGIN = 7.5
-# dir, text, |r| range, range drawn from (clockwise = r < 0)
+# signed extent of each coarse bin of |yaw difference| (same and opposite straddle 0 / 180)
+COARSE_SIGNED = [(-22.5, 22.5), (22.5, 67.5), (67.5, 112.5), (112.5, 157.5), (157.5, 202.5)]
+# dir, text, |r| range, signed extent of the bin (none: -5..5, either: 135..225)
 GRANULAR: list[tuple[str, str, float, float, float, float]] = [
-    ("none", "No rotation needed", 0.0, 5.0, 0.0, 2.0),
-    ("cw", "0 to 45 degrees clockwise", 5.0, 45.0, 12.0, 38.0),
-    ("cw", "46 to 90 degrees clockwise", 45.0, 90.0, 53.0, 82.0),
-    ("cw", "91 to 135 degrees clockwise", 90.0, 135.0, 98.0, 127.0),
-    ("ccw", "0 to 45 degrees counter-clockwise", 5.0, 45.0, 12.0, 38.0),
-    ("ccw", "46 to 90 degrees counter-clockwise", 45.0, 90.0, 53.0, 82.0),
-    ("ccw", "91 to 135 degrees counter-clockwise", 90.0, 135.0, 98.0, 127.0),
-    ("either", "About 180 degrees, either direction", 135.0, 180.0, 143.0, 180.0),
+    ("none", "No rotation needed", 0.0, 5.0, -5.0, 5.0),
+    ("cw", "0 to 45 degrees clockwise", 5.0, 45.0, 5.0, 45.0),
+    ("cw", "46 to 90 degrees clockwise", 45.0, 90.0, 45.0, 90.0),
+    ("cw", "91 to 135 degrees clockwise", 90.0, 135.0, 90.0, 135.0),
+    ("ccw", "0 to 45 degrees counter-clockwise", 5.0, 45.0, 5.0, 45.0),
+    ("ccw", "46 to 90 degrees counter-clockwise", 45.0, 90.0, 45.0, 90.0),
+    ("ccw", "91 to 135 degrees counter-clockwise", 90.0, 135.0, 90.0, 135.0),
+    ("either", "About 180 degrees, either direction", 135.0, 180.0, 135.0, 225.0),
 ]
 MAX_TRIES = 40
+# stricter than the default floor: a street object's front (a face, headlights) must be
+# legible, which 600 px do not guarantee for a person seen from afar
+CONTRACT = readability.Contract(min_pixels=2500, min_box_side=70, min_box_short=30)
 
 
 def coarse_text(a_obj: Any, b_obj: Any) -> str:
@@ -91,7 +110,7 @@ def derive(item: Item, scenes: dict[str, Scene]) -> str:
 
 
 CONTEXT = (
-    "Objects A and B are marked with red dots. Judge them from their own points of view, not from the "
+    "Objects A and B are marked by red letter tags beside them, each with a line that ends on its object. Judge them from their own points of view, not from the "
     "camera's: an object's front is the side with its defining features (a face, headlights, the seat "
     "opening of a chair), and it faces the way that front points. Clockwise means clockwise as seen from "
     "above, looking down on the scene."
@@ -109,29 +128,43 @@ STEPS = [
 def _target_yaw_b(ctx: TaskContext, scene: Scene, granularity: str, k: int) -> float:
     a, b = scene.object("obj0"), scene.object("obj1")
     sign = 1.0 if ctx.rng.random() < 0.5 else -1.0
+    frac = margin_frac(ctx)
     if granularity == "coarse":
-        _, _, lo, hi = COARSE[k]
-        lo_e = lo + COARSE_MARGIN if lo > 0 else lo
-        hi_e = hi - COARSE_MARGIN if hi < 180 else hi
-        return float(wrap360(a.pose.yaw + sign * ctx.rng.uniform(lo_e, hi_e)))
+        lo, hi = COARSE_SIGNED[k]
+        d = abs(float(ctx.rng.uniform(lo + frac * (hi - lo) + 0.2, hi - frac * (hi - lo) - 0.2)))
+        return float(wrap360(a.pose.yaw + sign * d))
     dr, _, _, _, lo, hi = GRANULAR[k]
-    m = float(ctx.rng.uniform(lo, hi))
+    m = abs(float(ctx.rng.uniform(lo + frac * (hi - lo) + 0.2, hi - frac * (hi - lo) - 0.2)))
+    m = 360.0 - m if m > 180.0 else m
     r = -m if dr == "cw" else m if dr == "ccw" else sign * m
     # front heading + r = heading of the direction B -> A
     return float(wrap360(heading_of(point_of(a) - point_of(b)) - r))
 
 
-def _scene(ctx: TaskContext, granularity: str, k: int | None) -> Scene:
+def _margin(scene: Scene, granularity: str) -> dict[str, float]:
+    """Distance of the realised answer from its bin's edges (readability record)."""
+    a, b = scene.object("obj0"), scene.object("obj1")
+    if granularity == "coarse":
+        d = abs(yaw_difference(a, b))
+        lo, hi = next(sb for sb, (_, _, l0, h0) in zip(COARSE_SIGNED, COARSE) if l0 <= d <= h0)
+        return signed_bin_margin(d, lo, hi)
+    r = rotation_to_face(b, a)
+    text = granular_text(r)
+    _, _, _, _, lo, hi = next(g for g in GRANULAR if g[1] == text)
+    return signed_bin_margin(abs(r), lo, hi)
+
+
+def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int) -> Scene:
     for attempt in range(MAX_TRIES):
         cats = [PAIR_CATEGORIES[int(ctx.rng.integers(len(PAIR_CATEGORIES)))] for _ in range(2)]
         if k is None:
             cats[int(ctx.rng.integers(2))] = PAIR_CONTROLS[int(ctx.rng.integers(len(PAIR_CONTROLS)))]
-        extra = [DISTRACTORS[int(ctx.rng.integers(len(DISTRACTORS)))] for _ in range(int(ctx.rng.integers(3)))]
+        extra = [DISTRACTORS[int(ctx.rng.integers(len(DISTRACTORS)))] for _ in range(n_extra)]
         try:
             scene = sample_clutter(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{granularity}", seed=ctx.seed,
                                    style="street", object_categories=cats + extra,
-                                   image_size=int(ctx.config.get("image_size", 256)), min_visible=0.8,
-                                   min_pixels=40.0)
+                                   image_size=image_size(ctx), min_visible=0.8,
+                                   min_pixels=float(CONTRACT.min_box_side))
         except SamplingError:
             continue
         if k is not None:
@@ -141,33 +174,40 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None) -> Scene:
             if any_overlap(Rect.of(b), others, 0.2):
                 continue
         vis = visibility(scene.objects, scene.camera("main"), margin=2.0)
-        if all(v.inside for v in vis) and min(v.visible_fraction for v in vis[:2]) >= 0.7:
+        if not (all(v.inside for v in vis) and min(v.visible_fraction for v in vis[:2]) >= 0.7):
+            continue
+        # the projected boxes bound the visible ones: a pair too small here fails the
+        # contract after rendering, so skip the render
+        sides = [sorted((v.box[2] - v.box[0], v.box[3] - v.box[1])) for v in vis[:2]]
+        if all(lo >= CONTRACT.min_box_short and hi >= CONTRACT.min_box_side for lo, hi in sides):
             return scene
     raise SamplingError(f"{ctx.scene_prefix}: no valid two-object layout after {MAX_TRIES} tries")
 
 
-def _dot_point(instance: np.ndarray, index: int) -> tuple[float, float]:
-    """The visible pixel of object ``index`` nearest to the centroid of its visible pixels."""
-    vs, us = np.nonzero(instance == index + 1)
-    if us.size == 0:
-        raise RuntimeError(f"object {index} is not visible")
-    cu, cv = us.mean(), vs.mean()
-    j = int(np.argmin((us - cu) ** 2 + (vs - cv) ** 2))
-    return float(us[j]), float(vs[j])
-
-
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
-    k = draw_class(ctx, len(COARSE) if coarse else len(GRANULAR))
-    scene = _scene(ctx, granularity, k)
-    ctx.add_scene(scene)
+    k = balanced_class(ctx, len(COARSE) if coarse else len(GRANULAR), granularity)
+    n_extra = int(knob(ctx, "n_street_distractors"))
+    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, n_extra, attempt), f"{TASK} {granularity}")
+
+
+def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, attempt: int) -> Item:
+    coarse = granularity == "coarse"
+    scene = _scene(ctx, granularity, k, n_extra)
     result = ctx.renderer.render(scene, scene.camera("main"))
     rgb = result.rgb
-    dots = []
+    taken: list[tuple[int, int, int, int]] = []
+    luminance = {name: dark_check(result.rgb, result.instance, idx) for idx, name in ((0, "A"), (1, "B"))}
     for idx, name in ((0, "A"), (1, "B")):
-        xy = _dot_point(result.instance, idx)
-        dots.append([round(xy[0], 1), round(xy[1], 1)])
-        rgb = draw_dot(rgb, xy, label=name)
+        rgb = draw_tag(rgb, result.instance, idx, name, taken)
+    marks = readability.overlay_mask(result.rgb, rgb)
+    objects = {name: {**readability.object_facts(result.instance, idx + 1, marks), "luminance": luminance[name]}
+               for idx, name in ((0, "A"), (1, "B"))}
+    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict()}
+    if k is not None:
+        record["bin_margin"] = _margin(scene, granularity)
+    check_readable(record)
+    ctx.add_scene(scene)
     image = ctx.save_image(rgb, granularity)
     a, b = scene.object("obj0"), scene.object("obj1")
     if coarse:
@@ -185,7 +225,8 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                     "A is directly to B's left: 46 to 90 degrees counter-clockwise.",
                     "A is right behind B: about 180 degrees, either direction."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, list(values), truth, granularity)
     meta = {
         "category": a.category,
         "category_b": b.category,
@@ -202,13 +243,15 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "yaw_b": b.pose.yaw,
         "yaw_difference": round(yaw_difference(a, b), 4) if a.has_front and b.has_front else None,
         "rotation_b_to_face_a": round(rotation_to_face(b, a), 4) if b.has_front else None,
-        "dots": dots,
+        "tags": [list(t) for t in taken],
         "frame_of_reference": "object",
         "camera": scene.camera("main").metadata(),
+        "readability": record,
+        "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="Relative orientation of two marked objects, from their own view")

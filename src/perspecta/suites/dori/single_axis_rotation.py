@@ -4,7 +4,8 @@ The needed turn is ``rotation_to_face_camera`` (counter-clockwise positive); as 
 clockwise amount seen from above it is ``c = wrap360(egocentric_facing)`` (a front
 pointing to the image right needs 90 degrees clockwise). Coarse: the shorter way to
 turn (none within 15 degrees, "either way" within 15 degrees of 180). Granular: the
-nearest of 0, 45, ..., 315 degrees clockwise, drawn within 12 degrees of it.
+nearest of 0, 45, ..., 315 degrees clockwise. Every drawn turn keeps at least
+``bin_margin_frac`` (>= 1/4) of its bin's width from the bin's edges.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from typing import Any
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
-    draw_class,
+    balanced_class,
+    check_readable,
     inside,
+    margin_frac,
+    pick_target,
+    resample,
+    signed_bin_margin,
     label_for,
     make_item,
     object_factors,
-    pick_asset,
     render_boxed,
     set_facing,
     shuffled,
@@ -38,9 +43,7 @@ COARSE: dict[str, tuple[str, float, float]] = {
     "either": ("Either direction: it faces directly away, so both ways are 180 degrees", 165.0, 195.0),
     "counter-clockwise": ("Counter-clockwise (seen from above)", 195.0, 345.0),
 }
-COARSE_MARGIN = 8.0
 STEPS_DEG = tuple(range(0, 360, 45))
-GRANULAR_SPREAD = 12.0  # draws stay this close to a step; steps are 22.5 degrees from a bin edge
 
 
 def clockwise_needed(scene: Scene) -> float:
@@ -91,21 +94,40 @@ STEPS = [
 ]
 
 
+def _margin(granularity: str, cw: float) -> dict[str, float]:
+    """Distance of the needed turn from its class's bin edges (readability)."""
+    if granularity == "coarse":
+        _, lo, hi = COARSE[coarse_key(cw)]
+        x = float(wrap180(cw))
+        x = x % 360.0 if lo >= 165.0 else x  # the "either" and counter-clockwise bins live in [165, 345]
+        return signed_bin_margin(x, lo, hi)
+    step = nearest_step(cw)
+    return signed_bin_margin(float(wrap180(cw - step)), -22.5, 22.5)
+
+
 def _one(ctx: TaskContext, granularity: str) -> Item:
-    n = len(COARSE) if granularity == "coarse" else len(STEPS_DEG)
-    k = draw_class(ctx, n)
-    asset = pick_asset(ctx, control=k is None)
+    k = balanced_class(ctx, len(COARSE) if granularity == "coarse" else len(STEPS_DEG), granularity)
+    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, attempt), f"{TASK} {granularity}")
+
+
+def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) -> Item:
+    asset = pick_target(ctx, cbd=k is None)
     scene = studio_scene(ctx, asset, granularity)
     if k is None:
         cw = float(ctx.rng.uniform(0.0, 360.0))
     elif granularity == "coarse":
         _, lo, hi = COARSE[list(COARSE)[k]]
-        cw = inside(ctx, lo, hi, COARSE_MARGIN)
+        cw = inside(ctx, lo, hi, margin_frac(ctx) * (hi - lo) + 0.2)
     else:
-        cw = STEPS_DEG[k] + float(ctx.rng.uniform(-GRANULAR_SPREAD, GRANULAR_SPREAD))
+        cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx) * 45.0 + 0.2)
     set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
+    marked, box, facts = render_boxed(ctx, scene)
+    record: dict[str, Any] = {"objects": {"A": facts}}
+    if scene.object("obj0").has_front:
+        record["bin_margin"] = _margin(granularity, clockwise_needed(scene))
+    check_readable(record)
     ctx.add_scene(scene)
-    image, box = render_boxed(ctx, scene, granularity)
+    image = ctx.save_image(marked, granularity)
     if granularity == "coarse":
         values: dict[str, Any] = {text: key for key, (text, _, _) in COARSE.items()}
         question = "Decide the shorter direction in which Object A must turn to face the camera."
@@ -120,7 +142,8 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                     "Front pointing to the image left: 270 degrees clockwise.",
                     "Back to the camera: 180 degrees clockwise."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, list(values), truth, granularity)
     obj = scene.object("obj0")
     meta = {
         **object_factors(scene, asset),
@@ -129,11 +152,14 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "clockwise_needed": round(clockwise_needed(scene), 4) if obj.has_front else None,
         "frame_of_reference": "camera",
         "bbox": box,
+        "n_distractors": len(scene.objects) - 1,
         "camera": scene.camera("main").metadata(),
+        "readability": record,
+        "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="Turn about the vertical axis that makes an object face the camera")

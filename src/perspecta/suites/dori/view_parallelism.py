@@ -2,8 +2,11 @@
 
 One unit = one studio scene with one object marked "A" by a bounding box, giving a
 coarse item (toward / sideways / away) and a granular item (DORI's angle bins
-0-15, 65-95, 135-180 degrees). The angle is sampled *inside* a bin with a margin, so
-no answer sits on a bin edge; objects without a front answer "Cannot be determined".
+0-15, 65-95, 135-180 degrees). The angle is sampled *inside* a bin, at least
+``bin_margin_frac`` (>= 1/4) of the bin's signed width from its edges (toward: -15..15,
+sideways: 65..95, away: 135..225), so no answer sits near an edge; objects without a
+front (real frontless assets, or a few primitives) answer "Cannot be determined".
+The answer class is stratified over units, so all four answers are equally common.
 """
 
 from __future__ import annotations
@@ -11,14 +14,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from perspecta.dataset.item import Item, Option, letter_options
-from perspecta.render.overlay import draw_box
+from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
-from perspecta.suites.dori.common import make_item, pick_asset
+from perspecta.suites.dori.common import (
+    balanced_class,
+    check_readable,
+    make_item,
+    margin_frac,
+    pick_target,
+    render_boxed,
+    resample,
+    shuffled,
+    signed_bin_margin,
+    studio_scene,
+)
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
-from perspecta.world.oracle import camera_plane_angle, mask_bbox
-from perspecta.world.samplers import sample_studio
+from perspecta.world.oracle import camera_plane_angle
 from perspecta.world.scene import Scene
 
 SUITE, TASK = "dori", "view_parallelism"
@@ -29,8 +41,8 @@ BINS: list[tuple[float, float, str, str]] = [
     (65.0, 95.0, "Turned sideways, perpendicular to the camera", "65 to 95 degrees"),
     (135.0, 180.0, "Facing away from the camera", "135 to 180 degrees"),
 ]
-MARGIN = 2.0  # degrees kept clear of every bin edge
-CONTROL_RATE = 0.25  # = 1 / (number of bins + 1): "Cannot be determined" is as common as each bin
+# each bin's signed extent: the unsigned 0-15 bin is really -15..15, 135-180 is 135..225
+SIGNED = {0.0: (-15.0, 15.0), 65.0: (65.0, 95.0), 135.0: (135.0, 225.0)}
 
 
 def _bin_of(angle: float) -> tuple[float, float, str, str] | None:
@@ -67,36 +79,39 @@ def _yaw_for_angle(scene: Scene, angle: float, sign: float) -> float:
     return base + sign * angle
 
 
-def _pick_asset(ctx: TaskContext) -> Any:
-    control = ctx.rng.random() < ctx.config.get("control_rate", CONTROL_RATE)
-    return pick_asset(ctx, control)
-
-
-def _options(ctx: TaskContext, texts: list[str]) -> list[Option]:
-    order = ctx.rng.permutation(len(texts))
-    return letter_options([texts[i] for i in order])
+def _angle_for(ctx: TaskContext, k: int) -> float:
+    lo, hi = SIGNED[BINS[k][0]]
+    a = abs(float(ctx.rng.uniform(lo + margin_frac(ctx) * (hi - lo) + 0.2, hi - margin_frac(ctx) * (hi - lo) - 0.2)))
+    return 360.0 - a if a > 180.0 else a
 
 
 @task(SUITE, TASK, derive=derive, description="Angle of an object's front surface to the camera plane")
 def generate(ctx: TaskContext) -> list[Item]:
-    asset = _pick_asset(ctx)
-    scene = sample_studio(
-        ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed,
-        asset_id=asset.asset_id, image_size=int(ctx.config.get("image_size", 256)),
-    )
-    lo, hi, _, _ = BINS[int(ctx.rng.integers(len(BINS)))]
-    angle = float(ctx.rng.uniform(lo + (MARGIN if lo > 0 else 0.0), hi - (MARGIN if hi < 180 else 0.0)))
+    k = balanced_class(ctx, len(BINS), "unit")
+    return resample(ctx, lambda attempt: _attempt(ctx, k, attempt), TASK)
+
+
+def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
+    asset = pick_target(ctx, cbd=k is None)
+    scene = studio_scene(ctx, asset, "view")
+    scene.scene_id = ctx.scene_prefix
+    angle = float(ctx.rng.uniform(0.0, 180.0)) if k is None else _angle_for(ctx, k)
     sign = 1.0 if ctx.rng.random() < 0.5 else -1.0
     obj = scene.objects[0]
     obj.pose.yaw = round(_yaw_for_angle(scene, angle, sign) % 360.0, 6)
-    ctx.add_scene(scene)
-
     camera = scene.camera("main")
-    result = ctx.renderer.render(scene, camera)
-    box = mask_bbox(result.instance, 0)
-    if box is None:
-        raise RuntimeError(f"{scene.scene_id}: the object is not visible in the render")
-    image = ctx.save_image(draw_box(result.rgb, box, label="A"), "view")
+    marked, box, facts = render_boxed(ctx, scene)
+    record: dict[str, Any] = {"objects": {"A": facts}}
+    if obj.has_front:
+        measured = camera_plane_angle(obj, camera)
+        b = _bin_of(measured)
+        if b is None:
+            raise ValueError(f"{scene.scene_id}: drawn angle {measured:.2f} fell between bins")
+        lo, hi = SIGNED[b[0]]
+        record["bin_margin"] = signed_bin_margin(measured if lo >= 0 or measured <= hi else -measured, lo, hi)
+    check_readable(record)
+    ctx.add_scene(scene)
+    image = ctx.save_image(marked, "view")
     coarse_ans, granular_ans = _answer_texts(scene)
     metadata = {
         "object_id": obj.id,
@@ -108,7 +123,10 @@ def generate(ctx: TaskContext) -> list[Item]:
         "camera_plane_angle": round(camera_plane_angle(obj, camera), 4) if obj.has_front else None,
         "frame_of_reference": "camera",
         "bbox": [int(v) for v in box],
+        "n_distractors": len(scene.objects) - 1,
         "camera": camera.metadata(),
+        "readability": record,
+        "attempts": attempt + 1,
     }
     context = (
         "Object A is outlined by a labelled box. Its front is the side that carries its "
@@ -129,7 +147,8 @@ def generate(ctx: TaskContext) -> list[Item]:
             coarse_ans,
             "Decide which way the front of Object A faces with respect to the camera.",
             ["A car whose headlights you see head-on is facing toward the camera.",
-             "A person seen in profile is turned sideways."],
+             "A person seen in profile is turned sideways.",
+             "A round table has no front: Cannot be determined."],
         ),
         (
             "granular",
@@ -141,7 +160,7 @@ def generate(ctx: TaskContext) -> list[Item]:
              "A chair with its back to the camera: 135 to 180 degrees."],
         ),
     ):
-        options = _options(ctx, texts)
+        options = shuffled(ctx, texts, answer_text, granularity)
         values: dict[str, Any] = {CANNOT_DETERMINE: None}
         for lo, hi, c, g in BINS:
             values[c if granularity == "coarse" else g] = [lo, hi]

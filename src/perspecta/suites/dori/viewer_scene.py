@@ -3,9 +3,14 @@ images taken by a fixed camera, and by how many degrees clockwise (seen from abo
 
 The scene record holds the object twice, "obj0" before and "obj1" after the turn, at
 the same place; each image renders one of them. The answer is
-``ccw_to_clockwise(yaw_difference(obj0, obj1))``. Coarse: rotated (any multiple of 45
-degrees but 0) or not. Granular: 0 / 90 / 180 / 270. The controls are plain balls and
-cylinders, which look the same after any such turn.
+``ccw_to_clockwise(yaw_difference(obj0, obj1))``. Coarse: rotated (by at least the
+``min_turn_deg`` knob either way) or not. Granular: 0 / 90 / 180 / 270. The CBD
+targets look the same after any turn about the vertical axis: round real assets
+(a barrel, a pedestal table, round lamps) and a few plain balls and cylinders.
+
+Every pair — "no rotation" included — is shot with the same nuisance changes: the second
+image has its own sun, backdrop tint and a slightly re-framed camera (``pair_jitter``),
+so identical or near-identical pictures carry no answer.
 """
 
 from __future__ import annotations
@@ -16,13 +21,17 @@ from typing import Any
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
-    draw_class,
+    CONTROL_CATEGORIES,
+    ROUND_REAL,
+    balanced_class,
+    check_readable,
+    knob,
     label_for,
     make_item,
     object_factors,
-    only,
-    pick_asset,
-    render_plain,
+    pick_target,
+    render_pair,
+    resample,
     shuffled,
     studio_scene,
 )
@@ -63,9 +72,11 @@ def derive(item: Item, scenes: dict[str, Scene]) -> str:
 
 
 CONTEXT = (
-    "The two images show the same object, taken by a camera that did not move; between them the "
-    "object may have turned about its vertical axis (the line from its top to its bottom). Clockwise "
-    "means clockwise as seen from above, looking down on the object."
+    "The two images show the same object, taken by a camera that stayed in place (the second picture may be "
+    "framed slightly differently, and the light and backdrop may change); between them the object may have "
+    "turned about its vertical axis (the line from its top to its bottom). Clockwise means clockwise as seen "
+    "from above, looking down on the object. If the object would look the same after any such turn, the "
+    "turn cannot be determined."
 )
 STEPS = [
     "Find the object in both images and the features that mark its front",
@@ -77,32 +88,43 @@ STEPS = [
 ]
 
 
+def pair_jitter(ctx: TaskContext) -> float:
+    """Relative zoom / re-aim of the second camera (a nuisance, never the answer)."""
+    return float(knob(ctx, "pair_jitter"))
+
+
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
-    k = draw_class(ctx, len(COARSE) if coarse else len(GRANULAR_DEG))
-    asset = pick_asset(ctx, control=k is None, categories=CONTROLS if k is None else None,
-                       sources=("proc",) if k is None else None)
-    scene = studio_scene(ctx, asset, granularity)
+    k = balanced_class(ctx, len(COARSE) if coarse else len(GRANULAR_DEG), granularity)
+    min_turn = float(knob(ctx, "min_turn_deg")) if coarse else 0.0
+    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, min_turn, attempt), f"{TASK} {granularity}")
+
+
+def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float, attempt: int) -> Item:
+    coarse = granularity == "coarse"
+    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL,
+                        cbd_primitives=tuple(c for c in CONTROL_CATEGORIES if c in CONTROLS))
+    scene = studio_scene(ctx, asset, granularity, n_distractors=0)
     if k is None:
-        turn = int(ctx.rng.choice([0, 90, 180, 270]))
+        turn: float = float(ctx.rng.choice([0, 90, 180, 270]))
     elif coarse:
-        turn = 0 if list(COARSE)[k] == "not_rotated" else int(ctx.rng.integers(1, 8)) * 45
+        turn = 0.0 if list(COARSE)[k] == "not_rotated" else round(float(ctx.rng.uniform(min_turn, 360.0 - min_turn)), 3)
     else:
         turn = GRANULAR_DEG[k]
     before = scene.object("obj0")
     after = dataclasses.replace(before, id="obj1", params=dict(before.params),
                                 pose=Pose(before.pose.position, round(before.pose.yaw - turn, 6)))
     scene.objects.append(after)
+    rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
+    record = check_readable({"objects": objects})
     ctx.add_scene(scene)
-    images = []
-    for oid, name in (("obj0", f"{granularity}_1"), ("obj1", f"{granularity}_2")):
-        images.append(ctx.save_image(render_plain(ctx, only(scene, oid)), name))
+    images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:
         values: dict[str, Any] = {text: key for key, text in COARSE.items()}
         question = "Decide whether the object has turned about its vertical axis between the two images."
         examples = ["A car facing the camera in the first image and showing its side in the second: yes.",
                     "A chair looking the same in both images: no.",
-                    "A plain ball, which looks the same however it turns: Cannot be determined."]
+                    "A round barrel or a ball, which looks the same however it turns: Cannot be determined."]
     else:
         values = {granular_text(d): d for d in GRANULAR_DEG}
         question = "Determine how many degrees clockwise (seen from above) the object turned between the two images."
@@ -110,7 +132,8 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
                     "Facing the camera, then with its front toward the image left: 90 degrees clockwise.",
                     "Facing the camera, then with its back to the camera: 180 degrees clockwise."]
     values[CANNOT_DETERMINE] = None
-    options = shuffled(ctx, list(values))
+    truth = answer_text(scene, granularity)
+    options = shuffled(ctx, list(values), truth, granularity)
     meta = {
         **object_factors(scene, asset),
         "yaw_before": before.pose.yaw,
@@ -118,10 +141,13 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         "turn_clockwise": turn,
         "frame_of_reference": "object",
         "camera": scene.camera("main").metadata(),
+        "second_image": second,
+        "readability": record,
+        "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=images,
                      question=question, context=CONTEXT, steps=STEPS, examples=examples,
-                     options=options, answer_text=answer_text(scene, granularity), values=values, metadata=meta)
+                     options=options, answer_text=truth, values=values, metadata=meta)
 
 
 @task("dori", TASK, derive=derive, description="Turn of an object about the vertical axis between two images")

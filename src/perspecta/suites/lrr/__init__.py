@@ -13,3 +13,8 @@ from perspecta.suites.lrr import (
     position,  # noqa: F401  (registers tasks)
     scoring,  # noqa: F401  (registers the score metric)
 )
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# LRR-Bench: its 512² / 1024² images at native resolution.
+EVAL_IMAGE_MAX_SIDE: int | None = None

@@ -6,9 +6,12 @@ sum over tasks. We treat each (task, variant) as a task, so the Clear variants c
 separately as in the paper's tables.
 
 Answer extraction: the paper calls any response without the word "No" a "yes". That
-rewards empty or off-topic output, so :func:`parse_yes_no` is strict by default (an
-explicit final answer, or exactly one of yes/no, else unparseable = wrong) and the
-paper's rule is available as ``mode="paper"`` to reproduce its numbers.
+rewards empty or off-topic output, so records are scored by the harness's one answer
+grammar (:func:`perspecta.score.extract.parse`, docs/scoring.md): an explicit answer,
+or a reply that starts or concludes with yes/no; hedges ("no idea", "yes and no") and
+replies without an answer are unparsed and count wrong. :func:`parse_yes_no` exposes
+that same reading (``mode="strict"``) beside the paper's rule (``mode="paper"``, kept
+to reproduce its numbers in the report's "paper's parsing rule" column).
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ import re
 from collections import defaultdict
 from typing import Any, Literal
 
+from perspecta.score.extract import yes_no
 from perspecta.score.records import ScoredRecord
 from perspecta.score.registry import record_scorer, suite_metric
 
 ParseMode = Literal["strict", "paper"]
 
-_FINAL = re.compile(r"\banswer\s*(?:is)?\s*[:\-]?\s*\**\s*(yes|no)\b", re.IGNORECASE)
 _WORD = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 
 
@@ -42,9 +45,8 @@ def total_score(accuracies_percent: dict[str, float]) -> float:
 def parse_yes_no(text: str | None, mode: ParseMode = "strict") -> str | None:
     """"yes", "no", or None when the response gives no usable answer.
 
-    strict: the last "Answer: yes/no" if there is one; otherwise the single yes/no word
-    kind that occurs (e.g. "No." or "Yes, it is"); a response that starts with yes/no
-    counts as that answer; anything else (both words, neither) is None.
+    strict: the harness's answer grammar for a yes/no item (:func:`perspecta.score.extract.yes_no`),
+    the very reading every LRR record is scored with.
     paper: "no" if the word "no" occurs anywhere (any case), else "yes" — even for an
     empty response, exactly as the paper scores its direct-answer mode.
     """
@@ -53,16 +55,7 @@ def parse_yes_no(text: str | None, mode: ParseMode = "strict") -> str | None:
         return "no" if found else "yes"
     if mode != "strict":
         raise ValueError(f"unknown parse mode {mode!r}; use 'strict' or 'paper'")
-    if not text or not text.strip():
-        return None
-    finals = _FINAL.findall(text)
-    if finals:
-        return finals[-1].lower()
-    words = {m.group(1).lower() for m in _WORD.finditer(text)}
-    if len(words) == 1:
-        return words.pop()
-    first = _WORD.match(text.strip().lstrip("*\"'( "))
-    return first.group(1).lower() if first else None
+    return yes_no(text)
 
 
 def task_key(record: ScoredRecord) -> str:

@@ -3,32 +3,47 @@ and the open + multiple-choice item pair.
 
 A unit owns one furnished room and its 1024x512 equirect panorama (so the train/test
 split, drawn per unit, is disjoint by panorama). Objects are only named when the name
-is unambiguous: their category occurs once in the room and the object shows in the
-panorama's instance mask (``MIN_VISIBLE_PX`` pixels), so a reader of the image can
-find it. Mask measurements are stored in item metadata (``visible_px``) because the
-scene record alone cannot recompute occlusion; every other part of an answer is
-recomputed from the stored layout by the task's ``derive``.
+is unambiguous (their category occurs once in the room) and when a person can find
+them: every object a question or option names must pass the readability contract
+(:mod:`perspecta.world.readability`: visible pixels and visible box measured on the
+panorama's instance mask). The facts are recorded in ``metadata["readability"]`` so
+``perspecta validate`` re-checks them. Mask measurements are also stored as
+``visible_px`` because the scene record alone cannot recompute occlusion; every other
+part of an answer is recomputed from the stored layout by the task's ``derive``.
+
+Answers are balanced by construction: :func:`balanced` assigns each unit its target
+(subtype, answer) from a seeded permutation over blocks of units, and the unit then
+looks for a room that can pose exactly that question.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
 from perspecta.dataset.item import Item, Option, letter_options
-from perspecta.suites.context import TaskContext
+from perspecta.suites.context import TaskContext, stable_key
+from perspecta.world import readability
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.scene import Camera, Scene, SceneObject
 
 SUITE = "pcsr"
 PANO_SIZE = (1024, 512)
-MIN_VISIBLE_PX = 250  # pixels of the 1024x512 panorama an object needs to be named
-MAX_ROOM_TRIES = 40  # rooms sampled per unit before the unit fails loudly
-MAX_RENDERS = 8  # of which at most this many are rendered
+MIN_VISIBLE_PX = readability.DEFAULT_CONTRACT.min_pixels  # panorama pixels an object needs to be named
+MAX_ROOM_TRIES = 100  # rooms sampled per unit before the unit fails loudly
+MAX_RENDERS = 12  # of which at most this many are rendered
+
+# Categories a person cannot reliably tell apart in a room panorama (a closed bookcase
+# looks like a cabinet, a desk like a table): while two of a group are in the room, none
+# of that group is named, counted or offered as an option.
+CONFUSABLE: tuple[frozenset[str], ...] = (
+    frozenset({"cabinet", "bookcase", "wardrobe"}),
+    frozenset({"table", "desk", "coffee_table", "dressing_table"}),
+)
 
 # Display names; anything not listed shows its category with spaces.
 DISPLAY = {"tv": "TV"}
@@ -57,7 +72,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 
 INSTRUCTION_OPEN = (
     "Think it through inside <think> and </think>, then put only your final answer "
-    "(one word or one number) inside <answer> and </answer>."
+    "(a number, an object's name, or the word the question asks for) inside <answer> and </answer>."
 )
 INSTRUCTION_MCQ = (
     "Think it through inside <think> and </think>, then put only the letter of your "
@@ -87,9 +102,36 @@ def aliases_for(category: str) -> list[str]:
     return [a for a in dict.fromkeys(out) if a != name]
 
 
+T = TypeVar("T")
+
+
+def balanced(ctx: TaskContext, name: str, values: Sequence[T]) -> T:
+    """This unit's share of ``values``, assigned so that every value is used equally often.
+
+    Units are taken in blocks of ``len(values)`` consecutive indices; within a block a
+    permutation seeded by (root seed, task, ``name``, block) gives each value to exactly
+    one unit. Shares are therefore exact per block (list a value twice to weight it),
+    while no unit's value follows from its index, id or file names without the root seed.
+    """
+    k = len(values)
+    if k == 0:
+        raise ValueError(f"balanced({name!r}): no values to assign")
+    block, pos = divmod(ctx.index, k)
+    seq = np.random.SeedSequence(ctx.root_seed, spawn_key=(stable_key(ctx.suite), stable_key(ctx.task), stable_key(name), block))
+    return values[int(np.random.default_rng(seq).permutation(k)[pos])]
+
+
+OPTIMISTIC_FACTS = {"pixels": 10**6, "box": [PANO_SIZE[0], PANO_SIZE[1]], "marker_cover": 0.0}
+
+
 @dataclass
 class Pano:
-    """One rendered room: the scene, its panorama camera and per-object mask pixels."""
+    """One rendered room: the scene, its panorama camera and per-object mask facts.
+
+    ``facts`` holds, per object id, the readability facts measured on the panorama's
+    instance mask (visible pixels and visible box); an object is *visible* when they
+    pass the contract, i.e. when a person could find it in the picture.
+    """
 
     scene: Scene
     camera: Camera
@@ -97,18 +139,65 @@ class Pano:
     visible_px: dict[str, int]
     instance: np.ndarray
     split: str = "test"  # drawn per panorama, so train and test never share one
+    measured: bool = True  # False for the optimistic stand-in (no render yet)
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.facts:
+            self.facts = object_facts(self.scene, self.instance) if self.measured else {
+                o.id: dict(OPTIMISTIC_FACTS) for o in self.scene.objects
+            }
 
     def visible(self, obj: SceneObject) -> bool:
-        return self.visible_px.get(obj.id, 0) >= MIN_VISIBLE_PX
+        return not readability.object_problems(obj.id, self.facts.get(obj.id, {}))
+
+    def confusable(self, category: str) -> bool:
+        """Whether another category of ``category``'s look-alike group is in the room."""
+        return confusable(self.scene, category)
 
     def referable(self) -> list[SceneObject]:
-        """Objects a question may name by category alone (single instance, visible)."""
-        return referable(self.scene, self.visible_px)
+        """Objects a question may name by category alone (single instance, visible, no
+        look-alike category in the room)."""
+        counts = Counter(o.category for o in self.scene.objects)
+        return [
+            o for o in self.scene.objects if counts[o.category] == 1 and self.visible(o) and not self.confusable(o.category)
+        ]
+
+    def best_instance(self, category: str) -> SceneObject | None:
+        """The most visible object of ``category`` (what a reader would look at), if visible."""
+        objs = [o for o in self.scene.objects if o.category == category and self.visible(o)]
+        return max(objs, key=lambda o: (self.facts[o.id]["pixels"], o.id)) if objs else None
+
+    def record(self, named: dict[str, SceneObject], **extra: Any) -> dict[str, Any] | None:
+        """The ``metadata["readability"]`` record for the objects a question names (by the
+        name it uses), plus ``extra`` entries (``winner_margin``, ``bin_margin``); None
+        when anything breaks the contract, so the caller tries another question/room."""
+        rec: dict[str, Any] = {"objects": {n: dict(self.facts.get(o.id, {})) for n, o in sorted(named.items())}, **extra}
+        if any(self.confusable(o.category) for o in named.values()):
+            return None
+        return None if readability.problems(rec) else rec
 
 
-def referable(scene: Scene, visible_px: dict[str, int]) -> list[SceneObject]:
-    counts = Counter(o.category for o in scene.objects)
-    return [o for o in scene.objects if counts[o.category] == 1 and visible_px.get(o.id, 0) >= MIN_VISIBLE_PX]
+def confusable(scene: Scene, category: str) -> bool:
+    """Whether ``scene`` holds another category of ``category``'s look-alike group."""
+    present = {o.category for o in scene.objects}
+    return any(category in g and len(g & present - {category}) > 0 for g in CONFUSABLE)
+
+
+def object_facts(scene: Scene, instance: np.ndarray) -> dict[str, dict[str, Any]]:
+    """Readability facts of every object of ``scene`` on its panorama instance mask
+    (object *i* of the scene is mask value *i* + 1)."""
+    from scipy import ndimage
+
+    inst = np.asarray(instance)
+    counts = np.bincount(inst.ravel().clip(min=0), minlength=len(scene.objects) + 1)
+    boxes = ndimage.find_objects(inst.clip(min=0), max_label=len(scene.objects))
+    out: dict[str, dict[str, Any]] = {}
+    for i, o in enumerate(scene.objects):
+        sl = boxes[i]
+        box = [0, 0] if sl is None else [int(sl[1].stop - sl[1].start), int(sl[0].stop - sl[0].start)]
+        out[o.id] = {"pixels": int(counts[i + 1]), "box": box, "marker_cover": 0.0}
+    return out
 
 
 def by_category(scene: Scene, category: str) -> SceneObject:
@@ -142,6 +231,16 @@ class Question:
     open_candidates: list[str] | None = None
 
 
+def room_knobs(ctx: TaskContext) -> dict[str, Any]:
+    """The room sampler's difficulty knobs: how full the room is. Rooms are shared by the
+    units of every task with the same index, and each reads the same knob values, so a
+    room is the same whichever task samples it first."""
+    return {
+        "min_objects": int(ctx.knob("room_min_objects", {"easy": 5, "standard": 9, "hard": 11})),
+        "clutter": float(ctx.knob("room_clutter", {"easy": 0.0, "standard": 0.5, "hard": 1.0})),
+    }
+
+
 def render_pano(ctx: TaskContext, scene: Scene) -> tuple[Pano, np.ndarray]:
     """Render the room's panorama and measure each object's mask pixels."""
     camera = scene.camera("pano")
@@ -152,11 +251,30 @@ def render_pano(ctx: TaskContext, scene: Scene) -> tuple[Pano, np.ndarray]:
 
 
 def optimistic(scene: Scene) -> Pano:
-    """A stand-in panorama in which every object is fully visible (no render needed)."""
+    """A stand-in panorama in which nothing is occluded (no render needed).
+
+    Each object's facts are an upper bound from geometry: the panorama box spanned by
+    its bounding-box corners, and as many pixels as that box holds. An object too small
+    or too thin to pass the contract here cannot pass it once rendered, so the question
+    is only posed (and the room only rendered) when it may hold.
+    """
     camera = scene.camera("pano")
     px = {o.id: 10**6 for o in scene.objects}
     blank = np.zeros((camera.height, camera.width), dtype=np.int32)
-    return Pano(scene=scene, camera=camera, image="", visible_px=px, instance=blank)
+    facts = {o.id: projected_facts(o, camera) for o in scene.objects}
+    return Pano(scene=scene, camera=camera, image="", visible_px=px, instance=blank, measured=False, facts=facts)
+
+
+def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
+    """Upper-bound readability facts of ``obj`` in ``camera``'s panorama, from its box corners."""
+    from perspecta.world.oracle import panorama_latitude, panorama_longitude, wrap180
+
+    ref = panorama_longitude(obj.center(), camera)
+    lon = [float(wrap180(panorama_longitude(c, camera) - ref)) for c in obj.corners()]
+    lat = [panorama_latitude(c, camera) for c in obj.corners()]
+    w = min((max(lon) - min(lon)) / 360.0 * camera.width, camera.width)
+    h = min((max(lat) - min(lat)) / 180.0 * camera.height, camera.height)
+    return {"pixels": int(w * h), "box": [int(np.ceil(w)), int(np.ceil(h))], "marker_cover": 0.0}
 
 
 def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None) -> list[Item]:
@@ -170,6 +288,8 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
     of neighbours straddles the seam); such rooms belong to their unit alone. Either
     way the question is first posed on geometry alone (every object assumed visible),
     so only promising rooms are rendered; at most ``MAX_RENDERS`` renders per unit.
+    A question is only emitted with a readability record that meets the contract;
+    otherwise the unit moves on to its next room.
     """
     from perspecta.suites.pcsr import rooms
 
@@ -183,7 +303,7 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
             else:
                 scene = sample_room(
                     ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-r{attempt}", seed=ctx.seed,
-                    room_type=ctx.config.get("room_type"), panorama_size=PANO_SIZE,
+                    room_type=ctx.config.get("room_type"), panorama_size=PANO_SIZE, **room_knobs(ctx),
                 )
         except SamplingError as e:
             failures.append(f"sampling: {e}")
@@ -200,11 +320,16 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
             pano.split = ctx.split
         renders += 1
         q = build(ctx, pano)
+        if q is not None and readability.problems(q.metadata.get("readability")):
+            failures.append(f"readability: {readability.problems(q.metadata.get('readability'))}")
+            q = None  # a builder's guard missed it: never emit an unreadable item
         if q is not None:
+            if "readability" not in q.metadata:
+                raise RuntimeError(f"{ctx.scene_prefix}: {task} built a question without a readability record")
             ctx.add_scene(pano.scene)
             if shared is not None:
                 rooms.publish(ctx, shared)
-                ctx.images.append(pano.image)
+                ctx.adopt_image(pano.image)
             else:
                 pano.image = ctx.save_image(rgb, "pano")
             return make_items(ctx, task, pano, q)

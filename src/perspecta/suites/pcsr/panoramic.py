@@ -1,15 +1,18 @@
 """PCSR projection-aware tasks, T6-T7: ego-distortion at the seam and limited-FOV visibility.
 
-T6 picks an object near the +-180 seam whose 3D nearest neighbour sits on the other
-side of the seam (far apart in the image, adjacent in the room); the hard distractor
-is the object nearest to it in naive, non-wrapping image distance. When no such pair
-exists it asks instead whether two objects at opposite edges are within a distance.
+T6 asks, half the time, for the 3D nearest neighbour of an object near the +-180 seam
+whose neighbour sits across the seam (far apart in the image, adjacent in the room;
+hard distractor: the naive image-space neighbour), and half the time whether two
+objects at opposite edges are within a distance (threshold drawn independently of
+the answer; "yes" and "no" equally often). The observer is turned before rendering so
+that the seam passes between a pair that can pose the unit's question.
 T7 turns the observer toward a named object with a 60 or 90 degree horizontal field
 of view and asks which object is in view (MCQ: hard distractor = the object just
-outside the view) and whether a given object is in view (yes/no). "In view" means
-the object's centre lies ``FOV_MARGIN`` inside the field and its panorama mask shows
-it (occlusion does not change when only the view direction changes); "out of view"
-means no corner of its box lies within ``FOV_MARGIN`` outside the field.
+outside the view) and whether a given object is in view (yes/no, balanced with the
+field of view). "In view" means the object's centre lies ``fov_margin_deg`` inside the
+field and its panorama mask shows it (occlusion does not change when only the view
+direction changes); "out of view" means no corner of its box lies within the margin
+outside the field.
 """
 
 from __future__ import annotations
@@ -28,13 +31,13 @@ from perspecta.suites.pcsr.common import (
     Question,
     aliases_for,
     answer_for,
+    balanced,
     build_unit,
     by_category,
     display,
-    fill_distractors,
     the,
 )
-from perspecta.suites.pcsr.perception import BBOX_MARGIN, DIST_MARGIN, _clear_winner
+from perspecta.suites.pcsr.perception import clear_winner, distance_margins, winner_record
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     bearing,
@@ -52,13 +55,19 @@ from perspecta.world.scene import Scene, SceneObject
 
 SEAM_ZONE = 120.0  # |longitude| at least this: the object sits in the outer thirds, near the seam
 OTHER_SIDE = 90.0  # the neighbour is on the other half beyond this |longitude|
-SEAM_PAIR_SEP = (25.0, 80.0)  # degrees between a pair the seam is aimed between
-PAIR_THRESHOLD = 2.0  # metres: "within 2 metres of each other"
-PAIR_MARGIN = 0.4  # metres kept clear of the threshold
+SEAM_PAIR_SEP = (25.0, 80.0)  # degrees between a neighbour pair the seam is aimed between
+SEAM_PAIR_SEP_DIST = (25.0, 100.0)  # the same for a distance-threshold pair
+PAIR_THRESHOLDS = (1.5, 2.0, 2.5)  # metres: "within X metres of each other"
 FOVS = (60, 90)
-FOV_MARGIN = 8.0  # degrees
 
 # ------------------------------------------------------------------ T6 ego-distortion
+
+DISTORTION_PLAN = (
+    ("seam_neighbour", ""),
+    ("seam_neighbour", ""),
+    ("seam_pair", "yes"),
+    ("seam_pair", "no"),
+)
 
 
 def seam_neighbour_answer(scene: Scene, anchor: str) -> str:
@@ -66,11 +75,21 @@ def seam_neighbour_answer(scene: Scene, anchor: str) -> str:
     return display(rank_by_distance(a, scene.objects)[0][0].category)
 
 
-def seam_pair_answer(scene: Scene, a: str, b: str) -> str:
+def seam_pair_answer(scene: Scene, a: str, b: str, threshold: float = 2.0, margin: float = 0.0) -> str:
     d = distance(by_category(scene, a), by_category(scene, b))
-    if abs(d - PAIR_THRESHOLD) < PAIR_MARGIN - 1e-9:
+    if abs(d - threshold) < margin - 1e-9:
         raise ValueError(f"scene {scene.scene_id}: {a}-{b} distance {d:.3f} is too close to the threshold")
-    return "yes" if d < PAIR_THRESHOLD else "no"
+    return "yes" if d < threshold else "no"
+
+
+def _pair_threshold(ctx: TaskContext) -> float:
+    """The distance asked about: drawn from the unit's own stream (not from its answer),
+    so the threshold says nothing about whether the pair is within it."""
+    return float(PAIR_THRESHOLDS[int(np.random.default_rng(ctx.seed).integers(len(PAIR_THRESHOLDS)))])
+
+
+def _pair_margin(ctx: TaskContext) -> float:
+    return float(ctx.knob("pair_margin_m", {"easy": 0.5, "standard": 0.3, "hard": 0.2}))
 
 
 def _pixel_gap(a: SceneObject, b: SceneObject, pano: Pano) -> float:
@@ -82,15 +101,16 @@ def _pixel_gap(a: SceneObject, b: SceneObject, pano: Pano) -> float:
 
 def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
-    names = sorted({display(o.category) for o in scene.objects if pano.visible(o)})
+    margin, box_margin = distance_margins(ctx)
     anchors = [o for o in pano.referable() if abs(panorama_longitude(o, cam)) >= SEAM_ZONE or straddles_seam(o, cam)]
     for i in ctx.rng.permutation(len(anchors)):
         a = anchors[int(i)]
         centre = rank_by_distance(a, scene.objects)
-        z = _clear_winner(centre, DIST_MARGIN)
-        z_box = _clear_winner(rank_by_distance(a, scene.objects, mode="bbox"), BBOX_MARGIN)
-        if z is None or z_box is None or z.category != z_box.category or not pano.visible(z):
+        win = clear_winner(centre, margin)
+        win_box = clear_winner(rank_by_distance(a, scene.objects, mode="bbox"), box_margin)
+        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
             continue
+        z = win[0]
         la, lz = panorama_longitude(a, cam), panorama_longitude(z, cam)
         across = (la > 0) != (lz > 0) and abs(lz) >= OTHER_SIDE
         if not (across or straddles_seam(a, cam) or straddles_seam(z, cam)):
@@ -99,12 +119,20 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
             continue  # not far apart in the image: no distortion to undo
         naive = sorted(
             (o for o in scene.objects if o is not a and o.category != z.category and pano.visible(o)),
-            key=lambda o: _pixel_gap(a, o, pano),
+            key=lambda o: (_pixel_gap(a, o, pano), o.id),
         )
-        hard = [display(naive[0].category)] if naive else []
-        pool = [n for n in names if n != display(a.category)]
-        distractors = fill_distractors(ctx.rng, display(z.category), hard, pool)
-        if distractors is None:
+        picked: dict[str, SceneObject] = {}
+        for o in naive[:1] + [o for o, _ in centre[1:]]:  # the image neighbour, then the 3D runners-up
+            if o.category in (z.category, a.category) or display(o.category) in picked or not pano.visible(o):
+                continue
+            picked[display(o.category)] = o
+            if len(picked) == 3:
+                break
+        if len(picked) < 3:
+            continue
+        record = pano.record({display(a.category): a, display(z.category): z, **picked},
+                             winner_margin=winner_record(win[1], margin))
+        if record is None:
             continue
         return Question(
             subtype="seam_neighbour",
@@ -115,7 +143,7 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
             ),
             answer=display(z.category),
             aliases=aliases_for(z.category),
-            distractors=distractors,
+            distractors=list(picked),
             metadata={
                 "anchor": a.category,
                 "answer_id": z.id,
@@ -125,14 +153,16 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
                 "answer_straddles_seam": straddles_seam(z, cam),
                 "pixel_gap": round(_pixel_gap(a, z, pano), 2),
                 "naive_neighbour": naive[0].category if naive else None,
+                "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
         )
     return None
 
 
-def _build_seam_pair(ctx: TaskContext, pano: Pano) -> Question | None:
+def _build_seam_pair(ctx: TaskContext, pano: Pano, want: str) -> Question | None:
     cam = pano.camera
+    threshold, margin = _pair_threshold(ctx), _pair_margin(ctx)
     objs = pano.referable()
     left = [o for o in objs if panorama_longitude(o, cam) <= -SEAM_ZONE]
     right = [o for o in objs if panorama_longitude(o, cam) >= SEAM_ZONE]
@@ -140,15 +170,19 @@ def _build_seam_pair(ctx: TaskContext, pano: Pano) -> Question | None:
     for i in ctx.rng.permutation(len(pairs)):
         a, b = pairs[int(i)]
         d = distance(a, b)
-        if abs(d - PAIR_THRESHOLD) < PAIR_MARGIN:
+        if abs(d - threshold) < margin or ("yes" if d < threshold else "no") != want:
             continue
-        ans = seam_pair_answer(pano.scene, a.category, b.category)
+        record = pano.record({display(a.category): a, display(b.category): b},
+                             winner_margin=winner_record(abs(d - threshold), margin))
+        if record is None:
+            continue
+        ans = seam_pair_answer(pano.scene, a.category, b.category, threshold, margin)
         return Question(
             subtype="seam_pair",
             body=(
                 f"{the(a.category).capitalize()} appears near the left edge of the panorama and "
                 f"{the(b.category)} near the right edge. In the actual room, are their centres less "
-                f"than {PAIR_THRESHOLD:g} metres apart? Answer yes or no."
+                f"than {threshold:g} metres apart? Answer yes or no."
             ),
             answer=ans,
             aliases=[],
@@ -157,8 +191,10 @@ def _build_seam_pair(ctx: TaskContext, pano: Pano) -> Question | None:
                 "object_a": a.category,
                 "object_b": b.category,
                 "distance_m": round(d, 4),
-                "threshold_m": PAIR_THRESHOLD,
+                "threshold_m": threshold,
+                "margin_m": margin,
                 "longitudes": [round(panorama_longitude(a, cam), 3), round(panorama_longitude(b, cam), 3)],
+                "readability": record,
             },
             candidates=["yes", "no"],
             open_type="yesno",
@@ -168,42 +204,60 @@ def _build_seam_pair(ctx: TaskContext, pano: Pano) -> Question | None:
 
 
 def _build_distortion(ctx: TaskContext, pano: Pano) -> Question | None:
-    return _build_seam_neighbour(ctx, pano) or _build_seam_pair(ctx, pano)
+    subtype, want = balanced(ctx, "subtype_answer", DISTORTION_PLAN)
+    if subtype == "seam_neighbour":
+        return _build_seam_neighbour(ctx, pano)
+    return _build_seam_pair(ctx, pano, want)
 
 
 def derive_distortion(item: Item, scenes: dict[str, Scene]) -> str:
     m, scene = item.metadata, scenes[item.scene_id]
     if item.subtype == "seam_pair":
-        return seam_pair_answer(scene, m["object_a"], m["object_b"])
+        return seam_pair_answer(scene, m["object_a"], m["object_b"], m["threshold_m"], m["margin_m"])
     return answer_for(item, seam_neighbour_answer(scene, m["anchor"]))
 
 
 def aim_seam(ctx: TaskContext, scene: Scene) -> None:
     """Turn the observer (its panorama and perspective cameras) so that the seam passes
-    between a nameable object and its clear 3D nearest neighbour.
+    between a pair of nameable objects that can pose this unit's question: an object and
+    its clear 3D nearest neighbour, or (seam_pair) two objects whose distance is on the
+    unit's side of the threshold.
 
     The observer's facing direction is free in the room sampler, so this changes no
-    furniture: it only puts a pair of neighbours at opposite image edges, the
-    configuration T6 is about. Leaves the scene alone when no pair qualifies.
+    furniture: it only puts the pair at opposite image edges, the configuration T6 is
+    about. Leaves the scene alone when no pair qualifies.
     """
+    subtype, want = balanced(ctx, "subtype_answer", DISTORTION_PLAN)
     cam = scene.camera("pano")
     pos = np.asarray(cam.position, dtype=float)
     counts = Counter(o.category for o in scene.objects)
+    single = [o for o in scene.objects if counts[o.category] == 1]
     pairs = []
-    for a in scene.objects:
-        if counts[a.category] != 1:
-            continue
-        z = _clear_winner(rank_by_distance(a, scene.objects), DIST_MARGIN)
-        if z is None:
-            continue
-        sep = longitude_separation(a, z, cam)
-        if SEAM_PAIR_SEP[0] <= sep <= SEAM_PAIR_SEP[1]:
-            pairs.append((a, z, sep))
+    if subtype == "seam_neighbour":
+        margin, _ = distance_margins(ctx)
+        for a in single:
+            win = clear_winner(rank_by_distance(a, scene.objects), margin)
+            if win is None:
+                continue
+            sep = longitude_separation(a, win[0], cam)
+            if SEAM_PAIR_SEP[0] <= sep <= SEAM_PAIR_SEP[1]:
+                pairs.append((a, win[0], sep))
+    else:
+        threshold, margin = _pair_threshold(ctx), _pair_margin(ctx)
+        for k, a in enumerate(single):
+            for b in single[k + 1:]:
+                d = distance(a, b)
+                if abs(d - threshold) < margin or ("yes" if d < threshold else "no") != want:
+                    continue
+                sep = longitude_separation(a, b, cam)
+                if SEAM_PAIR_SEP_DIST[0] <= sep <= SEAM_PAIR_SEP_DIST[1]:
+                    pairs.append((a, b, sep))
     if not pairs:
         return
     a, z, sep = pairs[int(ctx.rng.integers(len(pairs)))]
     ha, hz = heading_of(a.center() - pos), heading_of(z.center() - pos)
-    behind = ha + float(wrap180(hz - ha)) / 2 + float(ctx.rng.uniform(-0.25, 0.25)) * sep
+    jitter = 0.25 if subtype == "seam_neighbour" else 0.1
+    behind = ha + float(wrap180(hz - ha)) / 2 + float(ctx.rng.uniform(-jitter, jitter)) * sep
     fwd = direction_from_heading(behind + 180.0)
     look = (round(pos[0] + fwd[0], 5), round(pos[1] + fwd[1], 5), cam.position[2])
     scene.cameras = [
@@ -218,14 +272,18 @@ def generate_distortion(ctx: TaskContext) -> list[Item]:
 
 # ---------------------------------------------------------- T7 limited-FOV visibility
 
+FOV_PLAN = ((60, "yes"), (60, "no"), (90, "yes"), (90, "no"))
 
-def fov_status(obj: SceneObject, position: np.ndarray, heading: float, fov: float, visible_px: int) -> str | None:
+
+def fov_status(
+    obj: SceneObject, position: np.ndarray, heading: float, fov: float, visible_px: int, margin: float
+) -> str | None:
     """"in" (centre well inside and visible in the mask), "out" (every corner well
     outside) or None (on the edge, or inside but hidden)."""
     centre = abs(bearing(position, heading, obj))
-    if centre <= fov / 2 - FOV_MARGIN and visible_px >= MIN_VISIBLE_PX:
+    if centre <= fov / 2 - margin and visible_px >= MIN_VISIBLE_PX:
         return "in"
-    if all(abs(bearing(position, heading, c)) >= fov / 2 + FOV_MARGIN for c in obj.corners()):
+    if all(abs(bearing(position, heading, c)) >= fov / 2 + margin for c in obj.corners()):
         return "out"
     return None
 
@@ -236,7 +294,7 @@ def _view(scene: Scene, facing: str) -> tuple[np.ndarray, float]:
     return pos, heading_of(by_category(scene, facing).center() - pos)
 
 
-def fov_statuses(scene: Scene, facing: str, fov: float, visible_px: dict[str, int]) -> dict[str, str | None]:
+def fov_statuses(scene: Scene, facing: str, fov: float, visible_px: dict[str, int], margin: float) -> dict[str, str | None]:
     """Per category (skipping the faced object): "in" if any instance is in view, "out"
     if all are out, None otherwise."""
     pos, head = _view(scene, facing)
@@ -244,30 +302,46 @@ def fov_statuses(scene: Scene, facing: str, fov: float, visible_px: dict[str, in
     for o in scene.objects:
         if o.category == facing:
             continue
-        s = fov_status(o, pos, head, fov, visible_px.get(o.id, 0))
+        s = fov_status(o, pos, head, fov, visible_px.get(o.id, 0), margin)
         prev = out.get(o.category, "out")
         out[o.category] = "in" if "in" in (s, prev) else ("out" if s == prev == "out" else None)
     return out
 
 
 def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
+    """The MCQ ("which object is in view") question and its open yes/no twin about one
+    object; the field of view and the yes/no answer are the unit's balanced target."""
     scene = pano.scene
-    fov = int(FOVS[int(ctx.rng.integers(len(FOVS)))])
+    fov, want = balanced(ctx, "fov_answer", FOV_PLAN)
+    margin = float(ctx.knob("fov_margin_deg", {"easy": 12.0, "standard": 8.0, "hard": 6.0}))
+    single = {o.category for o in pano.referable()}
     refs = pano.referable()
     for i in ctx.rng.permutation(len(refs)):
         f = refs[int(i)]
-        st = fov_statuses(scene, f.category, fov, pano.visible_px)
-        ins = sorted(c for c, s in st.items() if s == "in" and any(pano.visible(o) for o in scene.objects if o.category == c))
-        outs = [c for c, s in st.items() if s == "out" and any(pano.visible(o) for o in scene.objects if o.category == c)]
+        st = fov_statuses(scene, f.category, fov, pano.visible_px, margin)
+        # single-instance categories only: a category with many pieces is in view more
+        # often than one piece, so its name alone would predict the answer
+        seen = {c for c in st if c in single}
+        ins = sorted(c for c, s in st.items() if s == "in" and c in seen)
+        outs = [c for c, s in st.items() if s == "out" and c in seen]
         if not ins or len(outs) < 3:
             continue
         pos, head = _view(scene, f.category)
-        outs.sort(key=lambda c: min(abs(bearing(pos, head, o)) for o in scene.objects if o.category == c))
+        edge = {c: min(abs(bearing(pos, head, o)) for o in scene.objects if o.category == c) for c in outs}
+        outs.sort(key=lambda c: (edge[c], c))
         ans = ins[int(ctx.rng.integers(len(ins)))]
-        distractors = fill_distractors(ctx.rng, display(ans), [display(outs[0])], [display(c) for c in outs])
-        if distractors is None:
+        # the object just outside the field first, then others near the edge
+        distractors = outs[:1] + [outs[1:][int(k)] for k in ctx.rng.permutation(len(outs) - 1)][:2]
+        # yes/no target: an object in view, or one of the two just outside it
+        pool = list(ins if want == "yes" else outs[:2])
+        if not pool:
             continue
-        return Question(
+        target = pool[int(ctx.rng.integers(len(pool)))]
+        named = {display(c): pano.best_instance(c) for c in [f.category, ans, target, *distractors]}
+        record = pano.record({k: v for k, v in named.items() if v is not None})
+        if record is None or any(v is None for v in named.values()):
+            continue
+        q = Question(
             subtype=f"fov{fov}",
             body=(
                 f"Imagine you stay where you are and turn to face {the(f.category)}, but now you can "
@@ -276,22 +350,36 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
             ),
             answer=display(ans),
             aliases=aliases_for(ans),
-            distractors=distractors,
+            distractors=[display(c) for c in distractors],
             metadata={
                 "facing": f.category,
                 "fov": fov,
+                "fov_margin_deg": margin,
                 "in_view": ins,
                 "out_of_view": sorted(outs),
                 "heading": round(head, 3),
+                "target": target,
+                "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
         )
+        q.open_type = "yesno"
+        q.open_answer = "yes" if target in ins else "no"
+        q.open_candidates = ["yes", "no"]
+        q.open_body = (
+            f"Imagine you stay where you are and turn to face {the(f.category)}, but now you can only see "
+            f"a {fov}-degree wide field of view centred on it. Would {the(target)} be in your view? "
+            "Answer yes or no."
+        )
+        return q
     return None
 
 
-def fov_answer(scene: Scene, facing: str, fov: float, visible_px: dict[str, int], mode: str, target: str | None) -> str:
+def fov_answer(
+    scene: Scene, facing: str, fov: float, visible_px: dict[str, int], mode: str, target: str | None, margin: float
+) -> str:
     """The set of visible categories (comma-joined, sorted) or, for yes/no, whether ``target`` is in view."""
-    st = fov_statuses(scene, facing, fov, visible_px)
+    st = fov_statuses(scene, facing, fov, visible_px, margin)
     if mode == "which":
         return ",".join(sorted(c for c, s in st.items() if s == "in"))
     s = st.get(target or "")
@@ -302,9 +390,10 @@ def fov_answer(scene: Scene, facing: str, fov: float, visible_px: dict[str, int]
 
 def derive_fov(item: Item, scenes: dict[str, Scene]) -> str:
     m, scene = item.metadata, scenes[item.scene_id]
+    margin = m["fov_margin_deg"]
     if item.answer_type == "yesno":
-        return fov_answer(scene, m["facing"], m["fov"], m["visible_px"], "yesno", m["target"])
-    visible = fov_answer(scene, m["facing"], m["fov"], m["visible_px"], "which", None).split(",")
+        return fov_answer(scene, m["facing"], m["fov"], m["visible_px"], "yesno", m["target"], margin)
+    visible = fov_answer(scene, m["facing"], m["fov"], m["visible_px"], "which", None, margin).split(",")
     shown = [o for o in item.options if o.text is not None and o.text in {display(c) for c in visible}]
     if len(shown) != 1:
         raise ValueError(f"item {item.id}: {len(shown)} options are in view, expected exactly one")
@@ -313,28 +402,4 @@ def derive_fov(item: Item, scenes: dict[str, Scene]) -> str:
 
 @task(SUITE, "limited_fov", derive=derive_fov, description="T7: which objects a 60/90-degree view would show")
 def generate_fov(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "limited_fov", _build_fov_pair)
-
-
-def _build_fov_pair(ctx: TaskContext, pano: Pano) -> Question | None:
-    """The MCQ ("which object") question; its open twin becomes a yes/no about one object."""
-    q = _build_fov(ctx, pano)
-    if q is None:
-        return None
-    m = q.metadata
-    single = {o.category for o in pano.referable()}
-    pool = [c for c in list(m["in_view"]) + list(m["out_of_view"]) if c in single]
-    if not pool:
-        return None
-    target = pool[int(ctx.rng.integers(len(pool)))]
-    m["target"] = target
-    q.open_type = "yesno"
-    q.open_answer = "yes" if target in m["in_view"] else "no"
-    q.open_candidates = ["yes", "no"]
-    fov, facing = m["fov"], m["facing"]
-    q.open_body = (
-        f"Imagine you stay where you are and turn to face {the(facing)}, but now you can only see "
-        f"a {fov}-degree wide field of view centred on it. Would {the(target)} be in your view? "
-        "Answer yes or no."
-    )
-    return q
+    return build_unit(ctx, "limited_fov", _build_fov)

@@ -1,20 +1,22 @@
 """PCSR foundational perception, T0-T2: counting, relative distance, relative direction.
 
-T0 counts 3D instances; its hard distractor is the number of separate 2D blobs the
-category makes in the panorama mask (instances that overlap in the image merge, an
-object cut by the seam or by an occluder splits), the count a model that counts
-blobs instead of objects would give. T1 asks for the closest/farthest object to a
-named one, with the runner-up as the hard distractor and a margin on both centre
-and box-surface distances so the answer does not depend on how distance is read.
-T2 asks left/right between two objects (short arc, away from the seam) or which
-quarter around the observer an object is in.
+T0 counts 3D instances (every instance must pass the readability contract, so each can
+be seen and counted). The unit's target count is drawn first, evenly over 0..``count_max``
+(:func:`~perspecta.suites.pcsr.common.balanced`; zero asks about a category that belongs
+in that type of room but is absent), then a room with a category of exactly that many
+pieces is found; the MCQ options are a uniformly drawn 4-subset of the same range that
+contains the answer, so neither an option's value nor its rank among the options says
+which one is right. T1 asks for the closest/farthest object to a named one;
+the winner clears every other object (same category included) by a margin on centre
+AND box-surface distances, and the distractors are the next objects of the same ranking,
+so the options are the four most plausible answers, not the winner plus random ones.
+T2 asks left/right between two objects (short arc, away from the seam) or which quarter
+around the observer an object is in; each answer is equally frequent per subtype.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-
-import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
@@ -24,30 +26,33 @@ from perspecta.suites.pcsr.common import (
     Question,
     aliases_for,
     answer_for,
+    balanced,
     build_unit,
     by_category,
+    confusable,
     display,
-    fill_distractors,
     pick,
     the,
 )
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
+    bearing,
     camera_yaw,
     left_right,
     observer_relation,
+    panorama_longitude,
     rank_by_distance,
+    wrap180,
 )
+from perspecta.world.readability import bin_margin
 from perspecta.world.scene import Scene, SceneObject
 
-COUNT_MIN_PX = 60  # every instance of a counted category must show at least this much
-BLOB_MIN_PX = 30  # smaller mask fragments are not counted as blobs
-DIST_MARGIN = 0.4  # metres between the answer and the nearest other-category object (centres)
-BBOX_MARGIN = 0.15  # metres, the same on box-surface distances
-DIR_MARGIN = 15.0  # degrees kept clear of every direction boundary
+DIST_MARGIN = 0.4  # metres: the margin derive-side checks assume at least (old default)
+BBOX_RATIO = 0.4  # the box-surface margin as a share of the centre-distance margin
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 SECTORS = ("front", "behind", "left", "right")
 SECTOR_TEXT = {"front": "in front of you", "behind": "behind you", "left": "on your left", "right": "on your right"}
+SECTOR_BIN = 90.0  # sectors are 90-degree bins with edges at +-45 and +-135
 
 
 def plural(category: str) -> str:
@@ -63,53 +68,84 @@ def number_aliases(n: int) -> list[str]:
     return [NUMBER_WORDS[n]] if 0 <= n < len(NUMBER_WORDS) else []
 
 
+def distance_margins(ctx: TaskContext) -> tuple[float, float]:
+    """(centre, box-surface) clear-winner margins in metres for every distance comparison."""
+    m = float(ctx.knob("distance_margin_m", {"easy": 0.5, "standard": 0.3, "hard": 0.2}))
+    return m, round(m * BBOX_RATIO, 4)
+
+
+def clear_winner(ranked: list[tuple[SceneObject, float]], margin: float) -> tuple[SceneObject, float] | None:
+    """The first object and its lead, if it leads EVERY other object (same category
+    included: two identical nightstands 9 mm apart are a tie a person cannot judge)."""
+    if not ranked:
+        return None
+    first, d0 = ranked[0]
+    if len(ranked) == 1:
+        return first, float("inf")
+    lead = abs(ranked[1][1] - d0)
+    return (first, lead) if lead >= margin else None
+
+
+def winner_record(value: float, minimum: float, unit: str = "m") -> dict[str, float | str]:
+    return {"value": round(float(min(value, 1e6)), 4), "min": float(minimum), "unit": unit}
+
+
 # ------------------------------------------------------------------------ T0 counting
-
-
-def blob_count(instance: np.ndarray, indices: list[int]) -> int:
-    """Connected 2D regions (8-connected, seam not wrapped) of the given objects' masks."""
-    from scipy import ndimage
-
-    mask = np.isin(instance, [i + 1 for i in indices])
-    labels, n = ndimage.label(mask, structure=np.ones((3, 3), dtype=bool))
-    if n == 0:
-        return 0
-    sizes = ndimage.sum(mask, labels, index=np.arange(1, n + 1))
-    return int(np.count_nonzero(sizes >= BLOB_MIN_PX))
 
 
 def count_answer(scene: Scene, category: str) -> str:
     return str(sum(1 for o in scene.objects if o.category == category))
 
 
+# absent categories never asked about: too easily mistaken for a piece that is there
+# (a desk for a table, a dresser for a cabinet, a desk chair for an armchair)
+NOT_ASKED_ABSENT = frozenset({"cabinet", "wardrobe", "table", "desk", "chair", "armchair", "coffee_table", "nightstand"})
+
+
+def _absent_categories(scene: Scene) -> list[str]:
+    """Categories that belong in this type of room (its plan) but are not in it: a
+    count of zero is a real answer, and it lets the options span 0..n evenly."""
+    from perspecta.world.samplers import PLANS
+
+    present = {o.category for o in scene.objects}
+    plan = PLANS.get(scene.room.room_type if scene.room else "", ())
+    return sorted(c for c in {s.category for s in plan} - present - NOT_ASKED_ABSENT if not confusable(scene, c))
+
+
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
+    top = int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 4}))
+    values = list(range(0, top + 1))
+    n = int(balanced(ctx, "count", values))
     counts = Counter(o.category for o in scene.objects)
-    ok = [
-        c
-        for c in counts
-        if all(pano.visible_px.get(o.id, 0) >= COUNT_MIN_PX for o in scene.objects if o.category == c)
-    ]
+    if n == 0:
+        ok = _absent_categories(scene)
+    else:
+        ok = sorted(
+            c for c, k in counts.items()
+            if k == n and not pano.confusable(c) and all(pano.visible(o) for o in scene.objects if o.category == c)
+        )
     if not ok:
         return None
-    blobs = {
-        c: blob_count(pano.instance, [i for i, o in enumerate(scene.objects) if o.category == c]) for c in ok
-    }
-    differ = [c for c in ok if blobs[c] != counts[c]]
-    multi = [c for c in ok if counts[c] >= 2]
-    r = float(ctx.rng.random())
-    pool = differ if differ and r < 0.5 else multi if multi and r < 0.8 else ok
-    category = pick(ctx.rng, sorted(pool))
-    n, b = counts[category], blobs[category]
-    wrong = [str(v) for v in (b, n + 1, n - 1, n + 2, n - 2, n + 3) if v >= 1 and v != n]
-    distractors = list(dict.fromkeys(wrong))[:3]
+    category = pick(ctx.rng, ok)
+    others = [v for v in values if v != n]
+    chosen = sorted((int(v) for v in ctx.rng.choice(others, size=min(3, len(others)), replace=False)),
+                    key=lambda v: (abs(v - n), v))
+    instances = [o for o in scene.objects if o.category == category]
+    named = {f"{display(category)} #{i + 1}": o for i, o in enumerate(instances)}
+    record = pano.record(named)
+    if record is None:
+        return None
     return Question(
         subtype="count",
-        body=f"How many {plural(category)} are in the room? Count whole objects, not image regions.",
+        body=(
+            f"How many {plural(category)} are in the room? Count whole objects, not image regions; "
+            "the answer may be zero."
+        ),
         answer=str(n),
         aliases=number_aliases(n),
-        distractors=distractors,
-        metadata={"category": category, "count_3d": n, "count_2d_blobs": b, "occlusion_differs": b != n},
+        distractors=[str(v) for v in chosen],
+        metadata={"category": category, "count_3d": n, "count_range": [0, top], "readability": record},
         candidates=[str(v) for v in range(11)],
     )
 
@@ -136,35 +172,45 @@ def distance_answer(scene: Scene, anchor_category: str, mode: str) -> str:
     return display(_ranked(scene, by_category(scene, anchor_category), mode, "center")[0][0].category)
 
 
-def _clear_winner(ranked: list[tuple[SceneObject, float]], margin: float) -> SceneObject | None:
-    """The first object, if every object of another category is ``margin`` further down the list."""
-    first, d0 = ranked[0]
-    for o, d in ranked[1:]:
-        if o.category != first.category:
-            return first if abs(d - d0) >= margin else None
-    return first
+def ranked_options(
+    pano: Pano, ranked: list[tuple[SceneObject, float]], exclude: set[str], n: int = 4
+) -> list[SceneObject] | None:
+    """The first ``n`` visible objects of distinct categories down ``ranked`` (the answer
+    first, then the runners-up), skipping ``exclude`` categories; None if fewer."""
+    out: list[SceneObject] = []
+    seen = set(exclude)
+    for o, _ in ranked:
+        if o.category in seen:
+            continue
+        seen.add(o.category)
+        if not pano.visible(o):
+            continue
+        out.append(o)
+        if len(out) == n:
+            return out
+    return None
 
 
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
+    mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
+    margin, box_margin = distance_margins(ctx)
     anchors = pano.referable()
-    order = ctx.rng.permutation(len(anchors))
-    mode = "closest" if ctx.rng.random() < 0.6 else "farthest"
-    names = sorted({display(o.category) for o in scene.objects if pano.visible(o)})
-    for i in order:
+    for i in ctx.rng.permutation(len(anchors)):
         anchor = anchors[int(i)]
         centre = _ranked(scene, anchor, mode, "center")
-        box = _ranked(scene, anchor, mode, "bbox")
-        win = _clear_winner(centre, DIST_MARGIN)
-        win_box = _clear_winner(box, BBOX_MARGIN)
-        if win is None or win_box is None or win.category != win_box.category or not pano.visible(win):
+        win = clear_winner(centre, margin)
+        win_box = clear_winner(_ranked(scene, anchor, mode, "bbox"), box_margin)
+        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
             continue
-        runner = next((o for o, _ in centre if o.category != win.category and pano.visible(o)), None)
-        hard = [display(runner.category)] if runner is not None else []
-        pool = [n for n in names if n != display(anchor.category)]
-        distractors = fill_distractors(ctx.rng, display(win.category), hard, pool)
-        if distractors is None:
+        picked = ranked_options(pano, centre, {anchor.category})
+        if picked is None or picked[0] is not win[0]:
             continue
+        named = {display(anchor.category): anchor, **{display(o.category): o for o in picked}}
+        record = pano.record(named, winner_margin=winner_record(win[1], margin))
+        if record is None:
+            continue
+        answer = display(win[0].category)
         word = "closest to" if mode == "closest" else "farthest from"
         return Question(
             subtype=mode,
@@ -172,17 +218,18 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
                 f"Which object in the room is {word} {the(anchor.category)}? Compare distances "
                 "between object centres in 3D, and answer with the object's name."
             ),
-            answer=display(win.category),
-            aliases=aliases_for(win.category),
-            distractors=distractors,
+            answer=answer,
+            aliases=aliases_for(win[0].category),
+            distractors=[display(o.category) for o in picked[1:]],
             metadata={
                 "anchor": anchor.category,
                 "anchor_id": anchor.id,
                 "mode": mode,
-                "answer_id": win.id,
-                "runner_up": runner.category if runner else None,
+                "answer_id": win[0].id,
+                "runner_up": picked[1].category,
+                "margins_m": {"center": margin, "bbox": box_margin, "bbox_lead": round(min(win_box[1], 1e6), 4)},
                 "distances": {o.id: round(d, 4) for o, d in centre},
-                "bbox_distances": {o.id: round(d, 4) for o, d in box},
+                "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
         )
@@ -202,26 +249,39 @@ def generate_distance(ctx: TaskContext) -> list[Item]:
 # ----------------------------------------------------------------- T2 relative direction
 
 
-def direction_answer(scene: Scene, subtype: str, a: str, b: str | None) -> str | None:
+def direction_answer(scene: Scene, subtype: str, a: str, b: str | None, margin: float = 0.0) -> str | None:
     cam = scene.camera("pano")
     oa = by_category(scene, a)
     if subtype == "pair_left_right":
-        return left_right(oa, by_category(scene, b or ""), cam, angle_margin=DIR_MARGIN)
-    return observer_relation(cam.position, camera_yaw(cam), oa, margin=DIR_MARGIN)
+        return left_right(oa, by_category(scene, b or ""), cam, angle_margin=margin)
+    return observer_relation(cam.position, camera_yaw(cam), oa, margin=margin)
+
+
+DIRECTION_PLAN = (
+    *(("pair_left_right", s) for s in ("left", "right", "left", "right")),
+    *(("observer_sector", s) for s in SECTORS),
+)
 
 
 def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
-    scene = pano.scene
+    scene, cam = pano.scene, pano.camera
+    subtype, want = balanced(ctx, "subtype_answer", DIRECTION_PLAN)
     objs = pano.referable()
-    if ctx.rng.random() < 0.5:
+    if subtype == "pair_left_right":
+        margin = float(ctx.knob("pair_margin_deg", {"easy": 25.0, "standard": 15.0, "hard": 10.0}))
         pairs = [(a, b) for a in objs for b in objs if a is not b]
         for i in ctx.rng.permutation(len(pairs)):
             a, b = pairs[int(i)]
-            ans = direction_answer(scene, "pair_left_right", a.category, b.category)
-            if ans is None:
+            ans = direction_answer(scene, subtype, a.category, b.category, margin)
+            if ans != want:
+                continue
+            sep = abs(float(wrap180(panorama_longitude(a, cam) - panorama_longitude(b, cam))))
+            record = pano.record({display(a.category): a, display(b.category): b},
+                                 winner_margin=winner_record(min(sep, 180.0 - sep), margin, "deg"))
+            if record is None:
                 continue
             return Question(
-                subtype="pair_left_right",
+                subtype=subtype,
                 body=(
                     f"Looking around from where you stand, is {the(a.category)} to the left or to the "
                     f"right of {the(b.category)}? Take the shorter way around you between them. "
@@ -230,17 +290,24 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
                 answer=ans,
                 aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side"],
                 distractors=["right" if ans == "left" else "left"],
-                metadata={"object_a": a.category, "object_b": b.category, "frame_of_reference": "observer"},
+                metadata={"object_a": a.category, "object_b": b.category, "frame_of_reference": "observer",
+                          "margin_deg": margin, "readability": record},
                 candidates=["left", "right"],
             )
         return None
+    # sectors are 90-degree bins: the readability contract keeps a quarter bin from each edge
+    margin = float(ctx.knob("sector_margin_deg", {"easy": 30.0, "standard": 22.5, "hard": 22.5}))
     for i in ctx.rng.permutation(len(objs)):
         a = objs[int(i)]
-        ans = direction_answer(scene, "observer_sector", a.category, None)
-        if ans is None:
+        ans = direction_answer(scene, subtype, a.category, None, margin)
+        if ans != want:
+            continue
+        angle = bearing(cam.position, camera_yaw(cam), a)
+        record = pano.record({display(a.category): a}, bin_margin=bin_margin(angle, SECTOR_BIN, offset_deg=45.0))
+        if record is None:
             continue
         return Question(
-            subtype="observer_sector",
+            subtype=subtype,
             body=(
                 f"You face the direction of the panorama's centre. Is {the(a.category)} in front of you, "
                 "behind you, on your left or on your right? Answer front, behind, left or right."
@@ -248,7 +315,8 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
             answer=ans,
             aliases=[SECTOR_TEXT[ans]] + (["back", "behind me"] if ans == "behind" else []),
             distractors=[s for s in SECTORS if s != ans],
-            metadata={"object_a": a.category, "object_b": None, "frame_of_reference": "observer"},
+            metadata={"object_a": a.category, "object_b": None, "frame_of_reference": "observer",
+                      "margin_deg": margin, "readability": record},
             candidates=list(SECTORS),
         )
     return None
@@ -256,7 +324,7 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
 
 def derive_direction(item: Item, scenes: dict[str, Scene]) -> str:
     m = item.metadata
-    ans = direction_answer(scenes[item.scene_id], item.subtype, m["object_a"], m["object_b"])
+    ans = direction_answer(scenes[item.scene_id], item.subtype, m["object_a"], m["object_b"], m.get("margin_deg", 0.0))
     if ans is None:
         raise ValueError(f"item {item.id}: the direction is within the margin of a boundary")
     return answer_for(item, ans)

@@ -2,13 +2,18 @@
 perspective re-anchoring.
 
 T3 transitive chains state two true premises about distance from the observer and ask
-about the ends; compositional chains chain two distance hops ("the object closest to
-X, then the object farthest from that") with distractors that satisfy only one hop.
-T4 turns the observer on the spot (``move_camera``, clockwise = right) and asks what
-is then ahead / left / right / behind; the distractors are what the opposite turn and
-no turn would give. T5 teleports the observer to one object facing another and asks
-where a third lies; the egocentric answer (from the real camera) is the preferred
-hard distractor.
+about the ends; they are answerable from the text by design and are marked
+``metadata["control"] = "text_only"`` (scored apart). Compositional chains walk
+``chain_hops`` distance hops from a named object ("go to the object closest to it,
+then to the one farthest from that, ..."), every hop won by a clear margin over every
+other object; only the start is named, so the walk needs the picture. Distractors are
+the walk's own stops, the last hop's runner-up and the end of the walk with a hop
+skipped. T4 turns the observer on the spot (``move_camera``, clockwise = right) and
+asks what is then ahead / left / right / behind; the distractors are what the opposite
+turn, no turn and a 45-degree error would give. T5 teleports the observer to one
+object facing another and asks where a third lies; the egocentric answer (from the
+real camera) is the preferred hard distractor, and the imagined facing is turned at
+least ``min_reanchor_turn_deg`` from the real one. Answers are balanced per subtype.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from perspecta.suites.pcsr.common import (
     Question,
     aliases_for,
     answer_for,
+    balanced,
     build_unit,
     by_category,
     display,
@@ -30,16 +36,19 @@ from perspecta.suites.pcsr.common import (
     the,
 )
 from perspecta.suites.pcsr.perception import (
-    BBOX_MARGIN,
-    DIST_MARGIN,
+    SECTOR_BIN,
     SECTOR_TEXT,
     SECTORS,
-    _clear_winner,
+    clear_winner,
+    distance_margins,
+    winner_record,
 )
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
+    bearing,
     camera_distance,
     camera_yaw,
+    heading_of,
     move_camera,
     observer_relation,
     observer_side,
@@ -47,10 +56,10 @@ from perspecta.world.oracle import (
     rank_by_distance,
     wrap180,
 )
+from perspecta.world.readability import bin_margin
 from perspecta.world.scene import Camera, Scene, SceneObject
 
 CHAIN_GAP = 0.4  # metres between successive observer distances in a transitive chain
-TURNS = (45, 90, 135, 180)
 TARGETS = {"front": 0.0, "right": 90.0, "left": -90.0, "behind": 180.0}
 TARGET_TEXT = {
     "front": "straight in front of you",
@@ -58,10 +67,6 @@ TARGET_TEXT = {
     "left": "directly on your left",
     "behind": "directly behind you",
 }
-AIM_TOL = 20.0  # the answer's centre lies within this many degrees of the asked direction
-ANGLE_MARGIN = 15.0  # degrees to the nearest object of another category
-SIDE_MARGIN = 20.0  # T5 left/right: degrees kept clear of straight ahead / behind
-SECTOR_MARGIN = 12.0  # T5 sectors: degrees kept clear of the 45/135 boundaries
 
 # ------------------------------------------------------------------ T3 chains
 
@@ -82,16 +87,29 @@ def _rank(scene: Scene, anchor: SceneObject, mode: str, metric: str, skip: set[s
     return ranked if mode == "closest" else ranked[::-1]
 
 
-def compositional_answer(scene: Scene, start: str, mode: str) -> tuple[SceneObject, SceneObject]:
-    """(hop-1 object, hop-2 object): the object closest to ``start``, then the object
-    ``mode`` (closest/farthest) from it, ``start`` excluded. Centre distances."""
-    x = by_category(scene, start)
-    y = _rank(scene, x, "closest", "center", set())[0][0]
-    z = _rank(scene, y, mode, "center", {x.id})[0][0]
-    return y, z
+def compositional_answer(scene: Scene, start: str, modes: list[str]) -> list[SceneObject]:
+    """The walk's stops after ``start``: each hop goes to the object closest to / farthest
+    from the current one (``modes``), never back to a stop already visited. Centre distances."""
+    cur = by_category(scene, start)
+    visited = {cur.id}
+    path: list[SceneObject] = []
+    for mode in modes:
+        cur = _rank(scene, cur, mode, "center", visited)[0][0]
+        visited.add(cur.id)
+        path.append(cur)
+    return path
 
 
-def _build_transitive(ctx: TaskContext, pano: Pano) -> Question | None:
+CHAIN_PLAN = (
+    ("transitive", "closer", "closer"),
+    ("transitive", "closer", "farther"),
+    ("transitive", "farther", "closer"),
+    ("transitive", "farther", "farther"),
+    *(("compositional", "", ""),) * 4,
+)
+
+
+def _build_transitive(ctx: TaskContext, pano: Pano, relation: str, asked: str) -> Question | None:
     cam = pano.camera
     objs = sorted(pano.referable(), key=lambda o: camera_distance(o, cam))
     if len(objs) < 3:
@@ -102,10 +120,11 @@ def _build_transitive(ctx: TaskContext, pano: Pano) -> Question | None:
         d = [camera_distance(o, cam) for o in trio]
         if d[1] - d[0] < CHAIN_GAP or d[2] - d[1] < CHAIN_GAP:
             continue
-        relation = "closer" if ctx.rng.random() < 0.5 else "farther"
         chain = [o.category for o in (trio if relation == "closer" else trio[::-1])]
-        asked = "closer" if ctx.rng.random() < 0.5 else "farther"
         ans = transitive_answer(pano.scene, chain, relation, asked)
+        record = pano.record({display(o.category): o for o in trio})
+        if record is None:
+            continue
         other = display(chain[2]) if ans == display(chain[0]) else display(chain[0])
         word = "closer to" if relation == "closer" else "farther from"
         ask = "closer to" if asked == "closer" else "farther from"
@@ -119,55 +138,100 @@ def _build_transitive(ctx: TaskContext, pano: Pano) -> Question | None:
             answer=ans,
             aliases=aliases_for(by_category(pano.scene, chain[0] if ans == display(chain[0]) else chain[2]).category),
             distractors=[other, display(chain[1])],
-            metadata={"chain": chain, "relation": relation, "asked": asked, "observer_distances": [round(x, 4) for x in d]},
+            metadata={"chain": chain, "relation": relation, "asked": asked,
+                      "observer_distances": [round(x, 4) for x in d], "control": "text_only",
+                      "answer_position": "first" if ans == display(chain[0]) else "last",
+                      "readability": record},
             candidates=[display(c) for c in chain],
         )
     return None
 
 
+def _walk(
+    pano: Pano, start: SceneObject, modes: list[str], margin: float, box_margin: float
+) -> tuple[list[SceneObject], float, list[tuple[SceneObject, float]]] | None:
+    """The walk's stops, its smallest winning lead and the last hop's ranking; None when a
+    hop has no clear winner (centre and box surface agreeing) or lands on a hidden object."""
+    scene = pano.scene
+    cur, visited, path, lead = start, {start.id}, [], float("inf")
+    last: list[tuple[SceneObject, float]] = []
+    for mode in modes:
+        last = _rank(scene, cur, mode, "center", visited)
+        win = clear_winner(last, margin)
+        win_box = clear_winner(_rank(scene, cur, mode, "bbox", visited), box_margin)
+        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
+            return None
+        lead = min(lead, win[1])
+        cur = win[0]
+        visited.add(cur.id)
+        path.append(cur)
+    return path, lead, last
+
+
 def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
+    hops = int(ctx.knob("chain_hops", {"easy": 2, "standard": 2, "hard": 3}))
+    margin, box_margin = distance_margins(ctx)
     starts = pano.referable()
-    names = sorted({display(o.category) for o in scene.objects if pano.visible(o)})
-    for i in ctx.rng.permutation(len(starts)):
-        x = starts[int(i)]
-        hop1 = _clear_winner(_rank(scene, x, "closest", "center", set()), DIST_MARGIN)
-        hop1_box = _clear_winner(_rank(scene, x, "closest", "bbox", set()), BBOX_MARGIN)
-        if hop1 is None or hop1_box is None or hop1.id != hop1_box.id or not pano.visible(hop1):
+    # every (start, hop sequence) combination, in a random order: a walk whose hops all
+    # have clear winners is rare in a cluttered room, so look at all of them
+    walks = [[("closest", "farthest")[(k >> j) & 1] for j in range(hops)] for k in range(2 ** hops)]
+    tries = [(s, p) for s in range(len(starts)) for p in range(len(walks))]
+    for i in ctx.rng.permutation(len(tries)):
+        x = starts[tries[int(i)][0]]
+        modes = walks[tries[int(i)][1]]
+        walked = _walk(pano, x, modes, margin, box_margin)
+        if walked is None:
             continue
-        mode = "farthest" if ctx.rng.random() < 0.5 else "closest"
-        centre = _rank(scene, hop1, mode, "center", {x.id})
-        z = _clear_winner(centre, DIST_MARGIN)
-        z_box = _clear_winner(_rank(scene, hop1, mode, "bbox", {x.id}), BBOX_MARGIN)
-        if z is None or z_box is None or z.category != z_box.category or not pano.visible(z):
+        path, lead, last = walked
+        z = path[-1]
+        if z.category == x.category:
             continue
-        if z.category in (x.category, hop1.category):
+        # a walk with its second-to-last hop skipped: the slip of losing count of the hops
+        skipped = compositional_answer(scene, x.category, modes[:-2] + modes[-1:])[-1] if hops >= 2 else None
+        runner = next((o for o, _ in last[1:] if o.category != z.category and pano.visible(o)), None)
+        hard_objs = [o for o in [runner, *path[-2::-1], skipped] if o is not None and pano.visible(o)]
+        pool_objs = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
+        picked: dict[str, SceneObject] = {}
+        for o in hard_objs + [pool_objs[int(k)] for k in ctx.rng.permutation(len(pool_objs))]:
+            if o.category in (z.category, x.category) or display(o.category) in picked:
+                continue
+            picked[display(o.category)] = o
+            if len(picked) == 3:
+                break
+        if len(picked) < 3:
             continue
-        skip_hop1 = _rank(scene, x, mode, "center", {hop1.id})[0][0]  # hop 2 applied to X
-        runner = next((o for o, _ in centre if o.category != z.category and pano.visible(o)), None)
-        hard = [display(hop1.category), display(skip_hop1.category)] + ([display(runner.category)] if runner else [])
-        distractors = fill_distractors(ctx.rng, display(z.category), hard, [n for n in names if n != display(x.category)])
-        if distractors is None:
+        named = {display(x.category): x, display(z.category): z, **picked}
+        named.update({f"stop {k + 1}": o for k, o in enumerate(path[:-1])})
+        record = pano.record(named, winner_margin=winner_record(lead, margin))
+        if record is None:
             continue
-        word = "closest to" if mode == "closest" else "farthest from"
+        rel = {"closest": "closest to", "farthest": "farthest from"}
+        steps = " ".join(
+            f"First go to the object {rel[m]} it." if k == 0 else f"Then go to the object {rel[m]} that one."
+            for k, m in enumerate(modes)
+        )
         return Question(
             subtype="compositional",
             body=(
-                f"First find the object that is closest to {the(x.category)}. Then, not counting "
-                f"{the(x.category)}, which object is {word} that object? Use 3D distances between "
+                f"Start at {the(x.category)}. {steps} Never go back to an object you have already "
+                "visited (the start included). Which object do you end at? Use 3D distances between "
                 "object centres and answer with the object's name."
             ),
             answer=display(z.category),
             aliases=aliases_for(z.category),
-            distractors=distractors,
+            distractors=list(picked),
             metadata={
                 "start": x.category,
-                "mode": mode,
-                "hop1": hop1.category,
-                "hop1_id": hop1.id,
+                "modes": modes,
+                "hops": hops,
+                "path": [o.category for o in path],
+                "path_ids": [o.id for o in path],
                 "answer_id": z.id,
-                "skip_hop1": skip_hop1.category,
+                "skip_hop": skipped.category if skipped is not None else None,
                 "runner_up": runner.category if runner else None,
+                "margins_m": {"center": margin, "bbox": box_margin},
+                "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
         )
@@ -175,8 +239,9 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
 
 
 def _build_chain(ctx: TaskContext, pano: Pano) -> Question | None:
-    if ctx.rng.random() < 0.5:
-        return _build_transitive(ctx, pano)
+    subtype, a, b = balanced(ctx, "subtype_answer", CHAIN_PLAN)
+    if subtype == "transitive":
+        return _build_transitive(ctx, pano, a, b)
     return _build_compositional(ctx, pano)
 
 
@@ -184,8 +249,7 @@ def derive_chain(item: Item, scenes: dict[str, Scene]) -> str:
     m, scene = item.metadata, scenes[item.scene_id]
     if item.subtype == "transitive":
         return answer_for(item, transitive_answer(scene, m["chain"], m["relation"], m["asked"]))
-    _, z = compositional_answer(scene, m["start"], m["mode"])
-    return answer_for(item, display(z.category))
+    return answer_for(item, display(compositional_answer(scene, m["start"], m["modes"])[-1].category))
 
 
 @task(SUITE, "compositional_chains", derive=derive_chain, description="T3: transitive and multi-hop relation chains")
@@ -214,25 +278,35 @@ def rotation_answer(scene: Scene, turn: int, direction: str, target: str) -> str
 
 def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
-    names = sorted({display(o.category) for o in scene.objects if pano.visible(o)})
-    combos = [(t, d, g) for t in TURNS for d in ("clockwise", "counter-clockwise") for g in TARGETS]
+    target = str(balanced(ctx, "target", list(TARGETS)))
+    max_turn = int(ctx.knob("max_turn_deg", {"easy": 90, "standard": 180, "hard": 270}))
+    aim_tol = float(ctx.knob("aim_tolerance_deg", {"easy": 15.0, "standard": 20.0, "hard": 25.0}))
+    rival_margin = float(ctx.knob("rival_margin_deg", {"easy": 20.0, "standard": 15.0, "hard": 12.0}))
+    turns = list(range(45, max_turn + 1, 45))
+    combos = [(t, d) for t in turns for d in ("clockwise", "counter-clockwise") if not (t == 180 and d == "counter-clockwise")]
     for i in ctx.rng.permutation(len(combos)):
-        turn, direction, target = combos[int(i)]
-        if turn == 180 and direction == "counter-clockwise":
-            continue  # the same as clockwise; asked once
+        turn, direction = combos[int(i)]
         ranked = aimed(scene.objects, turned(cam, turn, direction), TARGETS[target])
         gap0, ans = ranked[0]
-        rival = next((g for g, o in ranked if o.category != ans.category), 360.0)
-        if gap0 > AIM_TOL or rival - gap0 < ANGLE_MARGIN or not pano.visible(ans):
+        rival = ranked[1][0] if len(ranked) > 1 else 360.0  # every other object, same category included
+        if gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans):
             continue
         other_dir = "counter-clockwise" if direction == "clockwise" else "clockwise"
-        hard: list[str] = []
-        for c in (turned(cam, turn, other_dir), cam):
-            best = next((o for _, o in aimed(scene.objects, c, TARGETS[target]) if pano.visible(o)), None)
-            if best is not None:
-                hard.append(display(best.category))
-        distractors = fill_distractors(ctx.rng, display(ans.category), hard, names)
-        if distractors is None:
+        slips = [turned(cam, turn, other_dir), cam, turned(cam, turn + 45, direction), turned(cam, turn - 45, direction)]
+        hard_objs = [next((o for _, o in aimed(scene.objects, c, TARGETS[target]) if pano.visible(o)), None) for c in slips]
+        picked: dict[str, SceneObject] = {}
+        pool = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
+        for o in [h for h in hard_objs if h is not None] + [pool[int(k)] for k in ctx.rng.permutation(len(pool))]:
+            if o.category == ans.category or display(o.category) in picked:
+                continue
+            picked[display(o.category)] = o
+            if len(picked) == 3:
+                break
+        if len(picked) < 3:
+            continue
+        record = pano.record({display(ans.category): ans, **picked},
+                             winner_margin=winner_record(rival - gap0, rival_margin, "deg"))
+        if record is None:
             continue
         how = "turn around (180 degrees)" if turn == 180 else f"turn {turn} degrees {direction} ({'to your right' if direction == 'clockwise' else 'to your left'})"
         return Question(
@@ -243,7 +317,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
             ),
             answer=display(ans.category),
             aliases=aliases_for(ans.category),
-            distractors=distractors,
+            distractors=list(picked),
             metadata={
                 "turn": turn,
                 "direction": direction,
@@ -252,6 +326,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
                 "answer_offset_deg": round(gap0, 3),
                 "rival_offset_deg": round(rival, 3),
                 "answer_longitude": round(panorama_longitude(ans, cam), 3),
+                "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
         )
@@ -271,22 +346,33 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
 # --------------------------------------------------------- T5 perspective re-anchoring
 
 
-def reanchor_answer(scene: Scene, subtype: str, at: str, facing: str, target: str) -> str | None:
+def reanchor_answer(scene: Scene, subtype: str, at: str, facing: str, target: str, margin: float = 0.0) -> str | None:
     x, y, z = (by_category(scene, c) for c in (at, facing, target))
     pos = x.center()[:2]
     if subtype == "left_right":
-        return observer_side(pos, y.center()[:2], z, margin=SIDE_MARGIN)
-    return observer_relation(pos, y.center()[:2], z, margin=SECTOR_MARGIN)
+        return observer_side(pos, y.center()[:2], z, margin=margin)
+    return observer_relation(pos, y.center()[:2], z, margin=margin)
 
 
 def _egocentric(scene: Scene, cam: Camera, obj: SceneObject) -> str | None:
     return observer_relation(cam.position, camera_yaw(cam), obj, margin=0.0)
 
 
+REANCHOR_PLAN = (
+    *(("left_right", s) for s in ("left", "right", "left", "right")),
+    *(("sector", s) for s in SECTORS),
+)
+
+
 def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
     objs = pano.referable()
-    subtype = "left_right" if ctx.rng.random() < 0.5 else "sector"
+    subtype, want = balanced(ctx, "subtype_answer", REANCHOR_PLAN)
+    min_turn = float(ctx.knob("min_reanchor_turn_deg", {"easy": 0.0, "standard": 60.0, "hard": 100.0}))
+    if subtype == "left_right":
+        margin = float(ctx.knob("side_margin_deg", {"easy": 30.0, "standard": 20.0, "hard": 15.0}))
+    else:  # 90-degree sectors: the readability contract keeps a quarter bin from each edge
+        margin = float(ctx.knob("sector_margin_deg", {"easy": 30.0, "standard": 22.5, "hard": 22.5}))
     trios = [(a, b, c) for a in objs for b in objs for c in objs if len({a.id, b.id, c.id}) == 3]
     prefer_conflict = ctx.rng.random() < 0.7
     fallback: Question | None = None
@@ -294,18 +380,26 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
         x, y, z = trios[int(i)]
         if np.linalg.norm(x.center()[:2] - y.center()[:2]) < 0.8 or np.linalg.norm(x.center()[:2] - z.center()[:2]) < 0.6:
             continue
-        ans = reanchor_answer(scene, subtype, x.category, y.category, z.category)
-        if ans is None:
+        facing = heading_of(y.center()[:2] - x.center()[:2])
+        reanchor_turn = abs(float(wrap180(facing - camera_yaw(cam))))
+        if reanchor_turn < min_turn:
             continue
-        ego = _egocentric(scene, cam, z)
+        ans = reanchor_answer(scene, subtype, x.category, y.category, z.category, margin)
+        if ans != want:
+            continue
+        angle = bearing(x.center()[:2], facing, z)
+        named = {display(o.category): o for o in (x, y, z)}
         if subtype == "left_right":
+            record = pano.record(named, winner_margin=winner_record(min(abs(angle), 180.0 - abs(angle)), margin, "deg"))
             options = ["left", "right"]
             body_tail = "Is it on your left or on your right? Answer left or right."
-            target_desc = f"{the(z.category)}"
         else:
+            record = pano.record(named, bin_margin=bin_margin(angle, SECTOR_BIN, offset_deg=45.0))
             options = list(SECTORS)
             body_tail = "Is it in front of you, behind you, on your left or on your right? Answer front, behind, left or right."
-            target_desc = f"{the(z.category)}"
+        if record is None:
+            continue
+        ego = _egocentric(scene, cam, z)
         wrong = [o for o in options if o != ans]
         if ego in wrong:
             wrong.remove(ego)
@@ -314,10 +408,10 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
             subtype=subtype,
             body=(
                 f"Imagine you are standing at {the(x.category)}, facing {the(y.category)}. Think about "
-                f"where {target_desc} would be from that position. {body_tail}"
+                f"where {the(z.category)} would be from that position. {body_tail}"
             ),
             answer=ans,
-            aliases=[SECTOR_TEXT[ans], f"to the {ans}" if ans in ("left", "right") else SECTOR_TEXT[ans]],
+            aliases=list(dict.fromkeys([SECTOR_TEXT[ans], f"to the {ans}" if ans in ("left", "right") else SECTOR_TEXT[ans]])),
             distractors=wrong,
             metadata={
                 "at": x.category,
@@ -326,10 +420,12 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
                 "egocentric_answer": ego,
                 "conflicts_with_egocentric": ego != ans,
                 "frame_of_reference": "re-anchored observer",
+                "reanchor_turn_deg": round(reanchor_turn, 3),
+                "margin_deg": margin,
+                "readability": record,
             },
             candidates=options,
         )
-        q.aliases = list(dict.fromkeys(q.aliases))
         if ego != ans or not prefer_conflict:
             return q
         fallback = fallback or q
@@ -338,7 +434,7 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
 
 def derive_reanchor(item: Item, scenes: dict[str, Scene]) -> str:
     m = item.metadata
-    ans = reanchor_answer(scenes[item.scene_id], item.subtype, m["at"], m["facing"], m["target"])
+    ans = reanchor_answer(scenes[item.scene_id], item.subtype, m["at"], m["facing"], m["target"], m.get("margin_deg", 0.0))
     if ans is None:
         raise ValueError(f"item {item.id}: the target is within the margin of a boundary")
     return answer_for(item, ans)

@@ -29,7 +29,7 @@ import numpy as np
 from PIL import Image
 
 from perspecta.suites.context import TaskContext, split_for_seed, stable_key
-from perspecta.suites.pcsr.common import Pano, render_pano
+from perspecta.suites.pcsr.common import Pano, render_pano, room_knobs
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.scene import Scene
 
@@ -73,13 +73,14 @@ def shared_scene(ctx: TaskContext, key: RoomKey, panorama_size: tuple[int, int])
     """
     from perspecta.dataset.io import scene_from_record
 
+    knobs = room_knobs(ctx)  # read (and so recorded) whether or not the room is cached
     record = _cache(ctx) / f"{key.name}.scene.json"
     if not record.exists():
         rng = np.random.default_rng(key.seed_sequence(ctx.root_seed))
         try:
             scene = sample_room(
                 rng, ctx.library, scene_id=f"pcsr-room-{key.name}", seed=key.seed(ctx.root_seed),
-                room_type=ctx.config.get("room_type"), panorama_size=panorama_size,
+                room_type=ctx.config.get("room_type"), panorama_size=panorama_size, **knobs,
             )
             data = scene.to_dict()
         except SamplingError as e:
@@ -103,6 +104,12 @@ def shared_pano(ctx: TaskContext, key: RoomKey, scene: Scene) -> Pano:
         _write_atomic(png, lambda p: Image.fromarray(np.ascontiguousarray(rgb)).save(
             p, format="PNG", optimize=False, compress_level=6))
         _write_atomic(mask, lambda p: _save_mask(p, pano.instance))
+        if ctx.with_depth:  # ground-truth depth of the panorama, published with it
+            from perspecta.dataset.depth import write_png
+
+            depth, _ = ctx.renderer.depth_for(rgb)  # type: ignore[attr-defined]
+            if depth is not None:
+                _write_atomic(cache / f"{key.name}.depth.png", lambda p: write_png(p, depth))
     with np.load(mask, allow_pickle=False) as stored:
         instance = stored["instance"].astype(np.int32)
     ids, counts = np.unique(instance, return_counts=True)
@@ -123,3 +130,10 @@ def publish(ctx: TaskContext, key: RoomKey) -> None:
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(dest, lambda p: shutil.copyfile(_cache(ctx) / f"{key.name}.png", p))
+    depth = _cache(ctx) / f"{key.name}.depth.png"
+    if ctx.with_depth and depth.exists():
+        from perspecta.dataset.depth import depth_rel
+
+        target = ctx.out_dir / depth_rel((IMAGE_DIR / f"{key.name}_pano.png").as_posix())
+        if not target.exists():
+            _write_atomic(target, lambda p: shutil.copyfile(depth, p))

@@ -10,3 +10,14 @@ CCCC..WWWW pattern counts.
 """
 
 from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks and metrics)
+from perspecta.suites.spin.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
+from perspecta.suites.spin.audit import audit_features  # noqa: F401  (read by the shortcut audit)
+
+DIFFICULTY_PRESETS = "see docs/suites.md, section SpinBench difficulty"
+
+# Default longest image side `perspecta eval` sends (None = native), after the paper's
+# protocol; `--image-max-side N` / `--high-res` override it.
+# SpinBench's main setting: every image downsampled to a longest side of 256 px
+# (the originals are its "high resolution" ablation). Images are rendered at
+# common.IMAGE_SIZE (512 px), so a person judging them sees more than the model does.
+EVAL_IMAGE_MAX_SIDE: int | None = 256

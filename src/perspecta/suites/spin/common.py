@@ -13,18 +13,66 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from perspecta.dataset.item import IMAGE_MARKER, Item, Option
 from perspecta.render.base import RenderResult
-from perspecta.suites.context import TaskContext
+from perspecta.suites.context import TaskContext, stable_key
 from perspecta.world.scene import Pose, Scene, SceneObject
+
+T = TypeVar("T")
 
 SUITE = "spin"
 LAYOUTS = ("imagefirst", "textfirst", "interleaved")
 ORDINALS = ("first", "second", "third", "fourth", "fifth")
+IMAGE_SIZE = 512  # default side of SpinBench renders; the eval harness downsizes for models (paper: 256)
+
+
+def image_size(ctx: TaskContext) -> int:
+    """Side of this dataset's SpinBench images (``--image-size`` wins over the suite default)."""
+    return int(ctx.config.get("image_size", IMAGE_SIZE))
+
+
+# --------------------------------------------------------------------------- balanced draws
+
+
+class Strata:
+    """Balanced, seeded assignment of a unit's discrete choices (subtype, answer, letter).
+
+    Independent coin flips per unit leave answers unbalanced within a subtype (e.g. 15 of
+    23 "away" moves). Here units are cut into blocks of ``len(cells)`` consecutive
+    indices and each block takes a permutation of the cells, seeded by the root seed,
+    task and the path of choices drawn so far, never by the unit's own stream. Each
+    draw narrows the slot to "the k-th unit on this path", so nested draws (subtype,
+    then the answer within it, then its letter) are balanced within every subtype. The
+    permutation is secret without the root seed, so nothing follows from the index.
+    """
+
+    def __init__(self, ctx: TaskContext, name: str = "") -> None:
+        self.ctx = ctx
+        self.path = name
+        self.slot = ctx.index
+
+    def draw(self, label: str, cells: Sequence[T]) -> T:
+        n = len(cells)
+        if n == 0:
+            raise ValueError(f"{self.ctx.task}: nothing to draw for {label!r}")
+        block, pos = divmod(self.slot, n)
+        key = f"{self.path}/{label}"
+        ss = np.random.SeedSequence(self.ctx.root_seed, spawn_key=(stable_key(self.ctx.suite), stable_key(self.ctx.task),
+                                                                     stable_key(key), block))
+        cell = cells[int(np.random.default_rng(ss).permutation(n)[pos])]
+        self.path = f"{key}={cell}"
+        self.slot = block
+        return cell
+
+    def branch(self, label: str) -> Strata:
+        """A copy to draw per-item choices from (e.g. one letter per variant of a unit)."""
+        out = Strata(self.ctx)
+        out.path, out.slot = f"{self.path}/{label}", self.slot
+        return out
 
 
 # --------------------------------------------------------------------------- frames
@@ -42,8 +90,17 @@ def frame_scene(scene: Scene, object_ids: Sequence[str]) -> Scene:
     return dataclasses.replace(scene, objects=objs)
 
 
-def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any]) -> RenderResult:
-    return ctx.renderer.render(frame_scene(scene, spec["objects"]), scene.camera(spec["camera"]))
+MEASURE_SIDE = 256  # mask-only renders (visible fractions) need no more pixels than this
+
+
+def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any], *, measure: bool = False) -> RenderResult:
+    """Render one frame; ``measure`` renders at most MEASURE_SIDE px wide, for masks
+    whose ratios (visible fractions) do not depend on the resolution."""
+    cam = scene.camera(spec["camera"])
+    if measure and cam.width > MEASURE_SIDE:
+        f = MEASURE_SIDE / cam.width
+        cam = dataclasses.replace(cam, width=MEASURE_SIDE, height=max(1, round(cam.height * f)))
+    return ctx.renderer.render(frame_scene(scene, spec["objects"]), cam)
 
 
 def frames_of(item: Item) -> list[dict[str, Any]]:
@@ -123,6 +180,21 @@ def shuffled_text_options(ctx: TaskContext, texts: Sequence[str]) -> list[Option
     return [Option(label=chr(ord("A") + i), text=texts[int(j)]) for i, j in enumerate(order)]
 
 
+def placed_order(ctx: TaskContext, n: int, answer: int, slot: int) -> list[int]:
+    """A permutation of ``range(n)`` that puts element ``answer`` at position ``slot``
+    (drawn balanced by :class:`Strata`) and the others in a random order."""
+    rest = [i for i in range(n) if i != answer]
+    rest = [rest[int(j)] for j in ctx.rng.permutation(len(rest))]
+    return rest[:slot] + [answer] + rest[slot:]
+
+
+def placed_text_options(ctx: TaskContext, strata: Strata, texts: Sequence[str], answer: str) -> list[Option]:
+    """Text options with the correct one at a balanced letter (see :class:`Strata`)."""
+    slot = strata.draw("letter", list(range(len(texts))))
+    order = placed_order(ctx, len(texts), list(texts).index(answer), slot)
+    return [Option(label=chr(ord("A") + i), text=texts[j]) for i, j in enumerate(order)]
+
+
 def label_of_text(options: Sequence[Option], text: str, item_id: str = "") -> str:
     for o in options:
         if o.text == text:
@@ -184,9 +256,10 @@ def solo_fraction(ctx: TaskContext, scene: Scene, camera: str, object_ids: Seque
     from perspecta.world.oracle import visible_fraction
 
     ids = list(object_ids)
+    measure = full is None  # the solo render must match the full one's resolution
     if full is None:
-        full = render_frame(ctx, scene, frame(camera, ids))
-    solo = render_frame(ctx, scene, frame(camera, [target]))
+        full = render_frame(ctx, scene, frame(camera, ids), measure=True)
+    solo = render_frame(ctx, scene, frame(camera, [target]), measure=measure)
     return float(visible_fraction(full.instance, solo.instance > 0, ids.index(target)))
 
 
@@ -253,3 +326,64 @@ def camera_azimuth(scene: Scene, name: str) -> float:
     cam = scene.camera(name)
     d = np.asarray(cam.position, dtype=float) - np.asarray(cam.look_at, dtype=float)
     return float(np.degrees(np.arctan2(d[1], d[0])) % 360.0)
+
+
+# --------------------------------------------------------------------------- readability
+
+MAX_RESAMPLES = 12
+
+
+class Unreadable(ValueError):
+    """A drawn unit breaks the readability contract; the generator draws the next one."""
+
+
+def render_checked(ctx: TaskContext, scene: Scene, frames: Sequence[dict[str, Any]],
+                   named: dict[str, tuple[str, Sequence[int]]],
+                   contract: dict[str, Any] | None = None) -> tuple[list[RenderResult], dict[str, Any]]:
+    """Render ``frames`` and measure every object the question relies on.
+
+    ``named`` maps a name (what the question calls the object, or its role) to its base
+    id and the frames it must be readable in; a later state ``id@...`` in a frame counts
+    as the object. The worst frame's facts are recorded (``metadata["readability"]``)
+    and :class:`Unreadable` is raised when they break the contract (the defaults, or the
+    stricter ``contract`` given), before anything is written, so the caller can draw the
+    unit again.
+    """
+    from perspecta.world.readability import object_facts, problems
+
+    results = [render_frame(ctx, scene, f) for f in frames]
+    objs: dict[str, dict[str, Any]] = {}
+    for name, (oid, idxs) in named.items():
+        for fi in idxs:
+            ids = list(frames[fi]["objects"])
+            k = next(i for i, x in enumerate(ids) if x.split("@")[0] == oid)
+            facts = object_facts(results[fi].instance, k + 1)
+            if name not in objs or facts["pixels"] < objs[name]["pixels"]:
+                objs[name] = facts
+    record: dict[str, Any] = {"objects": objs}
+    if contract:  # a stricter contract than the defaults, recorded so validate checks it
+        record["contract"] = dict(contract)
+    bad = problems(record)
+    if bad:
+        raise Unreadable("; ".join(bad))
+    return results, record
+
+
+def save_results(ctx: TaskContext, results: Sequence[RenderResult], names: Sequence[str]) -> list[str]:
+    return [ctx.save_image(r.rgb, n) for r, n in zip(results, names, strict=True)]
+
+
+def resampled(ctx: TaskContext, build: Any) -> list[Item]:
+    """Run ``build()`` (one draw of the unit from the continuing seeded stream) until its
+    items meet the readability contract; the number of redraws lands in the metadata."""
+    last: Exception | None = None
+    for attempt in range(MAX_RESAMPLES):
+        try:
+            items = build()
+        except Unreadable as e:
+            last = e
+            continue
+        for it in items:
+            it.metadata["resamples"] = attempt
+        return list(items)
+    raise RuntimeError(f"{ctx.scene_prefix}: no readable draw in {MAX_RESAMPLES} attempts (last: {last})")

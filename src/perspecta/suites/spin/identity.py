@@ -18,6 +18,7 @@ from perspecta.suites.spin.common import (
     DOMAINS,
     LAYOUTS,
     SUITE,
+    Strata,
     display_name,
     domain_assets,
     frame,
@@ -25,11 +26,14 @@ from perspecta.suites.spin.common import (
     identity_key,
     image_option_question,
     image_options,
+    image_size,
     label_of_image,
     make_item,
     orbit_like,
     pick,
-    render_frame,
+    render_checked,
+    resampled,
+    save_results,
 )
 from perspecta.world.samplers import fit_distance, sample_studio
 from perspecta.world.samplers.common import instantiate, make_object
@@ -90,54 +94,67 @@ def _view_azimuths(ctx: TaskContext, k: int, front: float) -> list[float]:
 
 @task(SUITE, TASK, derive=derive, description="Which of 3-4 views shows a different object (cars, people, objects)")
 def generate(ctx: TaskContext) -> list[Item]:
-    domain = DOMAINS[int(ctx.rng.integers(len(DOMAINS)))]
-    k = 3 if ctx.rng.random() < 0.5 else 4
-    layout = LAYOUTS[int(ctx.rng.integers(len(LAYOUTS)))]
-    pool = domain_assets(ctx.library, domain)
-    main = pool[int(ctx.rng.integers(len(pool)))]
-    same_cat = [a for a in pool if a.category == main.category and a.asset_id != main.asset_id]
-    others = same_cat or [a for a in pool if a.asset_id != main.asset_id] or [main]
-    other = others[int(ctx.rng.integers(len(others)))]
-    size = int(ctx.config.get("image_size", 256))
-    scene = sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=main.asset_id,
-                          image_size=size, elevation_range=(8.0, 30.0))
-    obj = scene.objects[0]
-    inst = instantiate(ctx.rng, ctx.library, other)
-    distractor = make_object("obj1", inst, 0.0, 0.0, float(ctx.rng.uniform(0.0, 360.0)))
-    if identity_key(distractor) == identity_key(obj):  # same procedural asset drew the same params
-        raise RuntimeError(f"{scene.scene_id}: distractor is identical to the target")
-    scene.objects.append(distractor)
-    odd = int(ctx.rng.integers(k))
-    azimuths = _view_azimuths(ctx, k, obj.pose.yaw)
-    main_cam = scene.camera("main")
-    frames = []
-    for i, az in enumerate(azimuths):
-        target = distractor if i == odd else obj
-        radius = float((sum(s * s for s in target.size)) ** 0.5 / 2)
-        dist = fit_distance(radius, main_cam.fov_y, main_cam.width, main_cam.height, float(ctx.rng.uniform(0.6, 0.8)))
-        orbit_like(scene, f"view{i}", target, az, distance=dist)
-        frames.append(frame(f"view{i}", [target.id]))
-    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, f"view{i}") for i, f in enumerate(frames)]
-    ctx.add_scene(scene)
+    st = Strata(ctx)
+    domain = st.draw("domain", DOMAINS)
+    k = st.draw("k", (3, 4))
+    layout = st.draw("layout", LAYOUTS)
+    odd = st.draw("letter", list(range(k)))
+    # share of units whose look-alike is repainted in the target's colour, so only shape tells them apart
+    same_color = float(ctx.knob("same_color_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
 
-    noun = NOUNS[domain] if domain != "object" else display_name(obj.category)
-    question = image_option_question(layout, pick(ctx, PHRASES[k]).format(noun=noun), k)
-    options = image_options(k)
-    answer = label_of_image(options, odd)
-    subtype = f"{domain}_identity{'_quartet' if k == 4 else ''}_{layout}"
-    meta = {
-        "family": "identity_matching",
-        "paper_subtype": paper_subtype(domain, k, layout),
-        "category": obj.category,
-        "domain": domain,
-        "asset_id": obj.asset_id,
-        "distractor_asset_id": distractor.asset_id,
-        "layout": layout,
-        "n_images": k,
-        "odd_index": odd,
-        "view_azimuths": [round(a % 360.0, 3) for a in azimuths],
-        "frames": frames,
-        "frame_of_reference": "none",
-    }
-    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
-                      images=images, options=options, answer=answer, scene=scene, metadata=meta)]
+    def build() -> list[Item]:
+        pool = domain_assets(ctx.library, domain)
+        main = pool[int(ctx.rng.integers(len(pool)))]
+        same_cat = [a for a in pool if a.category == main.category and a.asset_id != main.asset_id]
+        others = same_cat or [a for a in pool if a.asset_id != main.asset_id] or [main]
+        other = others[int(ctx.rng.integers(len(others)))]
+        size = image_size(ctx)
+        paint = (tuple(round(float(v), 4) for v in ctx.rng.uniform(0.15, 0.85, 3))
+                 if ctx.rng.random() < same_color else None)
+        scene = sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=main.asset_id,
+                              image_size=size, elevation_range=(8.0, 30.0), color=paint)  # type: ignore[arg-type]
+        obj = scene.objects[0]
+        inst = instantiate(ctx.rng, ctx.library, other, color=paint)  # type: ignore[arg-type]
+        distractor = make_object("obj1", inst, 0.0, 0.0, float(ctx.rng.uniform(0.0, 360.0)))
+        if identity_key(distractor) == identity_key(obj):  # same procedural asset drew the same params
+            raise RuntimeError(f"{scene.scene_id}: distractor is identical to the target")
+        scene.objects.append(distractor)
+        azimuths = _view_azimuths(ctx, k, obj.pose.yaw)
+        main_cam = scene.camera("main")
+        frames = []
+        for i, az in enumerate(azimuths):
+            target = distractor if i == odd else obj
+            radius = float((sum(s * s for s in target.size)) ** 0.5 / 2)
+            dist = fit_distance(radius, main_cam.fov_y, main_cam.width, main_cam.height, float(ctx.rng.uniform(0.6, 0.8)))
+            orbit_like(scene, f"view{i}", target, az, distance=dist)
+            frames.append(frame(f"view{i}", [target.id]))
+        named = {f"object in image {i + 1}": (f["objects"][0], [i]) for i, f in enumerate(frames)}
+        results, readability = render_checked(ctx, scene, frames, named)
+        ctx.add_scene(scene)
+        images = save_results(ctx, results, [f"view{i}" for i in range(len(frames))])
+
+        noun = NOUNS[domain] if domain != "object" else display_name(obj.category)
+        question = image_option_question(layout, pick(ctx, PHRASES[k]).format(noun=noun), k)
+        options = image_options(k)
+        answer = label_of_image(options, odd)
+        subtype = f"{domain}_identity{'_quartet' if k == 4 else ''}_{layout}"
+        meta = {
+            "family": "identity_matching",
+            "paper_subtype": paper_subtype(domain, k, layout),
+            "category": obj.category,
+            "domain": domain,
+            "asset_id": obj.asset_id,
+            "distractor_asset_id": distractor.asset_id,
+            "repainted": paint is not None,
+            "layout": layout,
+            "n_images": k,
+            "odd_index": odd,
+            "view_azimuths": [round(a % 360.0, 3) for a in azimuths],
+            "readability": readability,
+            "frames": frames,
+            "frame_of_reference": "none",
+        }
+        return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
+                          images=images, options=options, answer=answer, scene=scene, metadata=meta)]
+
+    return resampled(ctx, build)

@@ -30,6 +30,7 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
     SUITE,
+    Strata,
     camera_azimuth,
     display_name,
     end_prompt,
@@ -40,8 +41,12 @@ from perspecta.suites.spin.common import (
     label_of_text,
     make_item,
     pick,
+    placed_order,
+    placed_text_options,
+    render_checked,
     render_frame,
-    shuffled_text_options,
+    resampled,
+    save_results,
     text_options_block,
 )
 from perspecta.suites.spin.relations import (
@@ -55,7 +60,8 @@ from perspecta.suites.spin.relations import (
 )
 from perspecta.world import oracle
 from perspecta.world.samplers import orbit_camera, visibility
-from perspecta.world.samplers.common import Rect, any_overlap, instantiate, make_object
+from perspecta.world.samplers.clutter import on_support, placed_objects, support_of
+from perspecta.world.samplers.common import instantiate, make_object
 from perspecta.world.scene import Camera, Scene, SceneObject
 
 SELECTION, TRANSFORM = "view_selection", "relation_transformation"
@@ -67,13 +73,14 @@ LEVEL_NAMES = {"none": "no", "partial": "partial", "full": "full"}  # the paper'
 MAX_LEVEL_TRIES = 4
 
 
-def view_camera(scene: Scene, view: str, name: str) -> Camera:
-    """The camera orbiting the reference camera's look-at point to ``view``."""
+def view_camera(scene: Scene, view: str, name: str, *, az_jitter: float = 0.0, el_change: float = 0.0) -> Camera:
+    """The camera orbiting the reference camera's look-at point to ``view`` (give or take
+    ``az_jitter`` degrees of azimuth, and ``el_change`` degrees higher or lower)."""
     ref = scene.camera("main")
     off = np.asarray(ref.position, dtype=float) - np.asarray(ref.look_at, dtype=float)
     dist = float(np.linalg.norm(off))
-    el = float(np.degrees(np.arcsin(off[2] / dist)))
-    az = camera_azimuth(scene, "main") + VIEW_OFFSET[view]
+    el = float(np.clip(np.degrees(np.arcsin(off[2] / dist)) + el_change, 15.0, 70.0))
+    az = camera_azimuth(scene, "main") + VIEW_OFFSET[view] + az_jitter
     return orbit_camera(ref.look_at, dist, az % 360.0, el, fov_y=ref.fov_y, width=ref.width, height=ref.height, name=name)
 
 
@@ -89,8 +96,8 @@ def view_of(scene: Scene, camera: str) -> str | None:
 # --------------------------------------------------------------------------- view selection
 
 SELECT_PHRASES = (
-    "The first image shows a tabletop scene from the front. Which candidate image shows the same scene viewed {w}?",
-    "Here is a scene seen from the front. If you walked around the table and looked at it {w}, which candidate image would you see?",
+    "The first image shows a table with objects on it, seen from the front. Which candidate image shows the same table viewed {w}?",
+    "Here is a table with objects on it, seen from the front. If you walked around the table and looked at it {w}, which candidate image would you see?",
 )
 
 
@@ -115,23 +122,26 @@ def _add_occluder(ctx: TaskContext, scene: Scene, target: SceneObject, camera: C
     to_cam = np.asarray(camera.position[:2], dtype=float) - target.position[:2]
     to_cam /= np.linalg.norm(to_cam)
     yaw = float(np.degrees(np.arctan2(to_cam[1], to_cam[0])))
+    sup = support_of(scene)
+    z = float(sup.size[2]) if sup is not None else 0.0
     for gap in (0.02, 0.05, 0.1):
         d = tw / 2 + max(inst.size[0], inst.size[1]) / 2 + gap
         pos = target.position[:2] + d * to_cam
-        occ = make_object(f"obj{len(scene.objects)}", inst, float(pos[0]), float(pos[1]), yaw)
-        if not any_overlap(Rect.of(occ), [Rect.of(o) for o in scene.objects], 0.01):
+        occ = make_object(f"obj{len(placed_objects(scene))}", inst, float(pos[0]), float(pos[1]), yaw, z=z)
+        if on_support(scene, occ, gap=0.01):
             return occ
     return None
 
 
 def _occlusion(ctx: TaskContext, scene: Scene, camera: str, ids: list[str], occluder: str | None) -> tuple[float, dict[str, float]]:
     """Lowest mask-visible fraction among the scene's own objects (not the occluder) in ``camera``."""
-    full = render_frame(ctx, scene, frame(camera, ids))
+    full = render_frame(ctx, scene, frame(camera, ids), measure=True)
     fr = {}
+    sup = support_of(scene)
     for k, i in enumerate(ids):
-        if i == occluder:
+        if i == occluder or (sup is not None and i == sup.id):
             continue
-        solo = render_frame(ctx, scene, frame(camera, [i]))
+        solo = render_frame(ctx, scene, frame(camera, [i]), measure=True)
         fr[i] = float(oracle.visible_fraction(full.instance, solo.instance > 0, k))
     return min(fr.values()), fr
 
@@ -139,17 +149,25 @@ def _occlusion(ctx: TaskContext, scene: Scene, camera: str, ids: list[str], occl
 @task(SUITE, SELECTION, derive=derive_selection,
       description="Which candidate shows the tabletop from the back/left/right; occlusion none/partial/full from masks")
 def generate_selection(ctx: TaskContext) -> list[Item]:
-    asked = VIEWS[int(ctx.rng.integers(3))]
-    want = LEVELS[int(ctx.rng.integers(3))]
+    st = Strata(ctx)
+    asked = st.draw("view", VIEWS)
+    want = st.draw("occlusion", LEVELS)
+    slot = st.draw("letter", (0, 1, 2))
+    # candidate views off the exact quarter turns and at another height than the reference
+    jitter = float(ctx.knob("view_jitter_deg", {"easy": 0.0, "standard": 10.0, "hard": 15.0}))
+    el_change = float(ctx.knob("view_elevation_change_deg", {"easy": 0.0, "standard": 10.0, "hard": 20.0}))
+    if not 0.0 <= jitter <= 15.0:
+        raise ValueError(f"view_jitter_deg must be in [0, 15] (views are told apart within 20 degrees), got {jitter}")
     for _attempt in range(MAX_LEVEL_TRIES):  # steer toward the requested level; keep the measured one
-        scene = tabletop(ctx, (3, 5))
-        order = [VIEWS[int(i)] for i in ctx.rng.permutation(3)]
+        scene = tabletop(ctx)
+        order = [VIEWS[i] for i in placed_order(ctx, 3, VIEWS.index(asked), slot)]
         for i, v in enumerate(order):
-            scene.cameras.append(view_camera(scene, v, f"cand{i}"))
+            scene.cameras.append(view_camera(scene, v, f"cand{i}", az_jitter=float(ctx.rng.uniform(-jitter, jitter)),
+                                             el_change=float(ctx.rng.uniform(-el_change, el_change))))
         ans_cam = f"cand{order.index(asked)}"
         occluder, target_id = None, None
         if want != "none":
-            cands = list(scene.objects)
+            cands = list(placed_objects(scene))
             ctx.rng.shuffle(cands)  # type: ignore[arg-type]
             for t in cands:
                 occluder = _add_occluder(ctx, scene, t, scene.camera(ans_cam), want)
@@ -159,7 +177,7 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         if occluder is not None:
             scene.objects.append(occluder)
         ids = [o.id for o in scene.objects]
-        vis = visibility(scene.objects, scene.camera(ans_cam))
+        vis = visibility(placed_objects(scene), scene.camera(ans_cam))
         lowest, fractions = _occlusion(ctx, scene, ans_cam, ids, occluder.id if occluder else None)
         level = oracle.occlusion_level(lowest)
         if level == want:
@@ -180,7 +198,7 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         "occluder_id": occluder.id if occluder else None,
         "occluded_target_id": target_id,
         "all_in_frame": all(v.inside for v in vis),
-        "frame_of_reference": "viewer", "n_objects": len(scene.objects), "frames": frames,
+        "frame_of_reference": "viewer", "n_objects": len(placed_objects(scene)), "frames": frames,
     }
     return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"view_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
                       question=question, images=images, options=options,
@@ -236,7 +254,7 @@ def _axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
 def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
     asked_kind = premise if view == "back" else OTHER[premise]
     for _ in range(20):
-        scene = tabletop(ctx, (3, 5))
+        scene = tabletop(ctx)
         main = scene.camera("main")
         new = view_camera(scene, view, f"view_{view}")
         right, fwd = _axes(main)
@@ -272,15 +290,22 @@ def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, S
 @task(SUITE, TRANSFORM, derive=derive_transform,
       description="How a left/right or near/far relation reads from the back/left/right, with and without premise")
 def generate_transform(ctx: TaskContext) -> list[Item]:
-    premise = "left_right" if ctx.rng.random() < 0.5 else "near_far"
-    view = VIEWS[int(ctx.rng.integers(3))]
+    st = Strata(ctx)
+    premise = st.draw("premise", ("left_right", "near_far"))
+    view = st.draw("view", VIEWS)
+    asked_kind = premise if view == "back" else OTHER[premise]
+    base_pole = st.draw("pole", POLES[asked_kind])
+    return resampled(ctx, lambda: _transform_items(ctx, st, premise, view, base_pole))
+
+
+def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base_pole: str) -> list[Item]:
     scene, x, y, vis = _transform_pair(ctx, premise, view)
-    ctx.add_scene(scene)
     spec = frame("main", [o.id for o in scene.objects])
-    image = ctx.save_image(render_frame(ctx, scene, spec).rgb, "front")
     asked_kind = premise if view == "back" else OTHER[premise]
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
-    base_pole = POLES[asked_kind][int(ctx.rng.integers(2))]
+    results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
+    ctx.add_scene(scene)
+    image = save_results(ctx, results, ["front"])[0]
     new_cam = f"view_{view}"
     items = []
     for with_premise in (True, False):
@@ -289,9 +314,9 @@ def generate_transform(ctx: TaskContext) -> list[Item]:
             asked = base_pole if variant == "base" else next(p for p in POLES[asked_kind] if p != base_pole)
             lead = PREMISE[premise].format(x=names[x.id], y=names[y.id]) + " " if with_premise else ""
             q = f"{lead}Now imagine viewing the scene {VIEW_WORDS[view]}: {pick(ctx, ASK[asked])}"
-            options = shuffled_text_options(ctx, [names[x.id], names[y.id]])
             p = pole(asked_kind, x, y, scene.camera(new_cam))
             winner = x if p == asked else y
+            options = placed_text_options(ctx, st.branch(f"{cond}/{variant}"), [names[x.id], names[y.id]], names[winner.id])
             question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(2)}"
             meta = {
                 "family": "perspective_taking_relation_transformation",
@@ -300,8 +325,10 @@ def generate_transform(ctx: TaskContext) -> list[Item]:
                 "view": view, "new_camera": new_cam, "x_id": x.id, "y_id": y.id, "names": names,
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
-                "pair_id": ctx.item_id("base"), "frames": [spec],
+                "readability": readability, "pair_id": ctx.item_id("base"), "frames": [spec],
             }
+            if with_premise:  # the stated premise fixes the answer: text-solvable by the paper's design
+                meta["control"] = "text_only"
             items.append(make_item(ctx, variant=variant, suffix=cond, group_suffix=cond,
                                    subtype=f"relation_transformation_{cond}_{view}", question=question,
                                    images=[image], options=options, answer=label_of_text(options, names[winner.id]),

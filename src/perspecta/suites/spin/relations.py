@@ -22,16 +22,21 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
     SUITE,
+    Strata,
     display_name,
     end_prompt,
     frame,
     frames_of,
+    image_size,
     label_of_text,
     make_item,
     moved_copy,
     pick,
+    placed_text_options,
+    render_checked,
     render_frame,
-    shuffled_text_options,
+    resampled,
+    save_results,
     text_options_block,
 )
 from perspecta.world import oracle
@@ -41,8 +46,8 @@ from perspecta.world.samplers import (
     sample_clutter,
     visibility,
 )
-from perspecta.world.samplers.clutter import TABLETOP_CATEGORIES
-from perspecta.world.samplers.common import Rect, any_overlap
+from perspecta.world.samplers.clutter import TABLETOP_SIZES, on_support, placed_objects, tabletop_assets
+from perspecta.world.readability import DEFAULT_CONTRACT
 from perspecta.world.scene import Camera, Scene, SceneObject
 
 GROUNDING, TRANSLATION = "relation_grounding", "dynamic_translation"
@@ -80,13 +85,14 @@ def depth_margin(a: SceneObject, b: SceneObject) -> float:
     return max(0.05, 0.25 * (max(a.size[0], a.size[1]) + max(b.size[0], b.size[1])))
 
 
-def relation(kind: str, a: SceneObject, b: SceneObject, camera: Camera) -> str | None:
+def relation(kind: str, a: SceneObject, b: SceneObject, camera: Camera, scale: float = 1.0) -> str | None:
     """Pole of ``a`` relative to ``b`` ("left"/"right", "front"/"behind", "closer"/"farther"),
-    or None when it is within the margins. Depth relations also require front/behind
-    (optical-axis depth) and near/far (distance) to agree."""
+    or None when it is within the margins (times ``scale``, the ``relation_margin_scale``
+    knob). Depth relations also require front/behind (optical-axis depth) and near/far
+    (distance) to agree."""
     if kind == "left_right":
-        return oracle.left_right(a, b, camera, pixel_margin=PIXEL_MARGIN * camera.width)
-    m = depth_margin(a, b)
+        return oracle.left_right(a, b, camera, pixel_margin=scale * PIXEL_MARGIN * camera.width)
+    m = scale * depth_margin(a, b)
     fb = oracle.front_behind(a, b, camera, margin=m)
     nf = oracle.near_far(a, b, camera, margin=m)
     if fb is None or nf is None or (fb == "front") != (nf == "closer"):
@@ -104,7 +110,7 @@ def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
     md = item.metadata
     f = frames_of(item)[0]
     x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
-    rel = relation(md["relation"], x, y, scene.camera(f["camera"]))
+    rel = relation(md["relation"], x, y, scene.camera(f["camera"]), float(md.get("margin_scale", 1.0)))
     if rel is None:
         raise ValueError(f"item {item.id}: {md['relation']} of {x.id} vs {y.id} is within the margin")
     if md["form"] == "is":
@@ -114,35 +120,51 @@ def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
 
 
 def unique_objects(scene: Scene) -> list[SceneObject]:
+    """Placed objects that are the only one of their category: the ones a question can
+    name without ambiguity (the table they stand on is never named)."""
+    placed = placed_objects(scene)
     counts: dict[str, int] = {}
-    for o in scene.objects:
+    for o in placed:
         counts[o.category] = counts.get(o.category, 0) + 1
-    return [o for o in scene.objects if counts[o.category] == 1]
+    return [o for o in placed if counts[o.category] == 1]
 
 
-FRONTED_TABLETOP = ("chair", "car", "dog", "person", "teddy_bear")
+FRONTED_TABLETOP = ("teddy_bear", "laptop")  # tabletop things whose pose reads at a glance (a thin desk lamp does not)
 
 
-def tabletop(ctx: TaskContext, n_objects: tuple[int, int] = (3, 6), tries: int = 8, *, with_front: bool = False) -> Scene:
-    """A cluttered tabletop (retrying the sampler); ``with_front`` makes obj0 an object with
-    a front (chair, car, dog, person, teddy bear) so orientation questions have a subject."""
+def tabletop(ctx: TaskContext, tries: int = 8, *, with_front: bool = False) -> Scene:
+    """A cluttered table (retrying the sampler). Its number of objects and how many of
+    them repeat a category (look-alike distractors, never named) are difficulty knobs;
+    ``with_front`` makes obj0 a tabletop thing with a front so orientation questions
+    have a subject."""
+    n_max = int(ctx.knob("n_objects_max", {"easy": 4, "standard": 6, "hard": 7}))
+    n_same = int(ctx.knob("n_same_category", {"easy": 0, "standard": 1, "hard": 2}))
+    pool = [c for c in (resolve_category(ctx.library, f) for f in TABLETOP_SIZES) if c and tabletop_assets(ctx.library, c)]
+    fronted = [c for c in pool if c in FRONTED_TABLETOP
+               and any(a.has_front and not a.symmetric for a in tabletop_assets(ctx.library, c))]
     last: Exception | None = None
     for _ in range(tries):
-        cats = None
-        if with_front:
-            fronted = [c for c in (resolve_category(ctx.library, f) for f in FRONTED_TABLETOP) if c]
-            pool = [c for c in (resolve_category(ctx.library, f) for f in TABLETOP_CATEGORIES) if c]
-            n = int(ctx.rng.integers(n_objects[0], n_objects[1] + 1))
-            first = fronted[int(ctx.rng.integers(len(fronted)))]
-            rest = [c for c in pool if c != first]
-            cats = [first] + [rest[int(ctx.rng.integers(len(rest)))] for _ in range(n - 1)]
+        n = int(ctx.rng.integers(3, max(3, n_max) + 1))
+        first = fronted[int(ctx.rng.integers(len(fronted)))] if with_front else pool[int(ctx.rng.integers(len(pool)))]
+        cats = [first]
+        while len(cats) < n:
+            rest = [c for c in pool if c not in cats]
+            cats.append(rest[int(ctx.rng.integers(len(rest)))])
+        # look-alikes: repeat categories of objects other than obj0 (same-category distractors)
+        for k in range(min(n_same, n - 2)):
+            cats[n - 1 - k] = cats[1 + int(ctx.rng.integers(n - 2 - k))]
         try:
-            return sample_clutter(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, style="tabletop",
-                                  n_objects=n_objects, object_categories=cats,
-                                  image_size=int(ctx.config.get("image_size", 256)),
-                                  min_visible=0.75, min_pixels=18.0 * int(ctx.config.get("image_size", 256)) / 256)
+            scene = sample_clutter(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, style="tabletop",
+                                   object_categories=cats, image_size=image_size(ctx), min_visible=0.6,
+                                   min_pixels=18.0 * image_size(ctx) / 256)
         except SamplingError as e:
             last = e
+            continue
+        if with_front:
+            o = scene.objects[0]
+            if not (o.has_front and not o.symmetric):
+                continue
+        return scene
     raise RuntimeError(f"{ctx.scene_prefix}: no tabletop layout after {tries} tries: {last}")
 
 
@@ -150,28 +172,32 @@ MIN_NAMED_PX = 26.0 / 256  # a named object's projected box spans at least this 
 
 
 def named_size_ok(scene: Scene, objs: list[SceneObject], camera: str = "main", min_px: float = MIN_NAMED_PX) -> bool:
+    """A cheap pre-filter before rendering: the projected bbox of every named object is at
+    least ``min_px`` of the image width and comfortably above the readability contract's
+    box side (bboxes enclose the mesh, so the mask box is smaller)."""
     cam = scene.camera(camera)
-    vis = {v.object_id: v for v in visibility(scene.objects, cam)}
-    return all(max(vis[o.id].box[2] - vis[o.id].box[0], vis[o.id].box[3] - vis[o.id].box[1]) >= min_px * cam.width
+    floor = max(min_px * cam.width, 1.4 * DEFAULT_CONTRACT.min_box_side)
+    vis = {v.object_id: v for v in visibility(placed_objects(scene), cam)}
+    return all(max(vis[o.id].box[2] - vis[o.id].box[0], vis[o.id].box[3] - vis[o.id].box[1]) >= floor
                for o in objs)
 
 
 def masked_visible(ctx: TaskContext, scene: Scene, camera: str, targets: list[str]) -> dict[str, float]:
     ids = [o.id for o in scene.objects]
-    full = render_frame(ctx, scene, frame(camera, ids))
+    full = render_frame(ctx, scene, frame(camera, ids), measure=True)
     out = {}
     for t in targets:
-        solo = render_frame(ctx, scene, frame(camera, [t]))
+        solo = render_frame(ctx, scene, frame(camera, [t]), measure=True)
         out[t] = float(oracle.visible_fraction(full.instance, solo.instance > 0, ids.index(t)))
     return out
 
 
-def _grounding_scene(ctx: TaskContext, kind: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
     for _ in range(12):
         scene = tabletop(ctx)
         cam = scene.camera("main")
         cands = unique_objects(scene)
-        pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam) is not None]
+        pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam, scale) is not None]
         if not pairs:
             continue
         a, b = pairs[int(ctx.rng.integers(len(pairs)))]
@@ -188,17 +214,26 @@ def _grounding_scene(ctx: TaskContext, kind: str) -> tuple[Scene, SceneObject, S
 @task(SUITE, GROUNDING, derive=derive_grounding,
       description="Left/right, front/behind, near/far of two named tabletop objects, with symmetric and syntactic variants")
 def generate_grounding(ctx: TaskContext) -> list[Item]:
-    kind = RELATIONS[int(ctx.rng.integers(len(RELATIONS)))]
-    scene, x, y, vis = _grounding_scene(ctx, kind)
-    ctx.add_scene(scene)
+    st = Strata(ctx)
+    kind = st.draw("relation", RELATIONS)
+    base_pole = st.draw("pole", POLES[kind])
+    # margin a relation must clear (1 = 12 px at 256 sideways, a quarter of the footprints in depth)
+    scale = float(ctx.knob("relation_margin_scale", {"easy": 2.0, "standard": 1.0, "hard": 0.6}))
+    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale))
+
+
+def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float) -> list[Item]:
+    scene, x, y, vis = _grounding_scene(ctx, kind, scale)
     spec = frame("main", [o.id for o in scene.objects])
-    image = ctx.save_image(render_frame(ctx, scene, spec).rgb, "view")
-    cam = scene.camera("main")
-    rel = relation(kind, x, y, cam)
-    assert rel is not None
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
-    base_pole = POLES[kind][int(ctx.rng.integers(2))]
+    results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
+    ctx.add_scene(scene)
+    image = save_results(ctx, results, ["view"])[0]
+    cam = scene.camera("main")
+    rel = relation(kind, x, y, cam, scale)
+    assert rel is not None
     meta_common: dict[str, Any] = {
+        "margin_scale": scale,
         "family": "object_relation_grounding",
         "paper_subtype": {"left_right": "infinigen_spatial_relation_grounding_left_right",
                           "front_behind": "infinigen_spatial_relationship_front_behind",
@@ -207,8 +242,9 @@ def generate_grounding(ctx: TaskContext) -> list[Item]:
         "frame_of_reference": "viewer",
         "names": names,
         "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
-        "n_objects": len(scene.objects),
-        "categories": [o.category for o in scene.objects],
+        "n_objects": len(placed_objects(scene)),
+        "categories": [o.category for o in placed_objects(scene)],
+        "readability": readability,
         "frames": [spec],
         "camera": cam.metadata(),
     }
@@ -219,21 +255,21 @@ def generate_grounding(ctx: TaskContext) -> list[Item]:
             xx, yy = (y, x) if sym else (x, y)
             templates, texts = IS_FORM[kind]
             q = pick(ctx, templates).format(v=VIEWER, x=names[xx.id], y=names[yy.id])
-            options = shuffled_text_options(ctx, list(texts))
-            r = relation(kind, xx, yy, cam)
-            answer = label_of_text(options, texts[POLES[kind].index(r)])  # type: ignore[arg-type]
+            r = relation(kind, xx, yy, cam, scale)
+            want = texts[POLES[kind].index(r)]  # type: ignore[arg-type]
+            options = placed_text_options(ctx, st.branch(variant), list(texts), want)
             md = {"form": "is", "x_id": xx.id, "y_id": yy.id, "asked": None}
         else:
             asked = _flip(kind, base_pole) if sym else base_pole
             q = pick(ctx, WHICH[asked]).format(v=VIEWER)
-            options = shuffled_text_options(ctx, [names[x.id], names[y.id]])
             winner = x if rel == asked else y
-            answer = label_of_text(options, names[winner.id])
+            want = names[winner.id]
+            options = placed_text_options(ctx, st.branch(variant), [names[x.id], names[y.id]], want)
             md = {"form": "which", "x_id": x.id, "y_id": y.id, "asked": asked}
         question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(len(options))}"
         items.append(make_item(ctx, variant=variant, suffix="", group_suffix="", subtype=f"grounding_{kind}",
-                               question=question, images=[image], options=options, answer=answer, scene=scene,
-                               metadata={**meta_common, **md, "symmetric": sym, "syntactic": syn}))
+                               question=question, images=[image], options=options, answer=label_of_text(options, want),
+                               scene=scene, metadata={**meta_common, **md, "symmetric": sym, "syntactic": syn}))
     return items
 
 
@@ -265,21 +301,20 @@ def derive_translation(item: Item, scenes: dict[str, Scene]) -> str:
     return label_of_text(item.options, MOVE_TEXT[d], item.id)
 
 
-def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str) -> SceneObject | None:
+def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, ratio: float) -> SceneObject | None:
     cam = scene.camera("main")
     fwd = cam.forward()
     fh = np.array([fwd[0], fwd[1], 0.0]) / np.hypot(fwd[0], fwd[1])
     rh = np.array([fh[1], -fh[0], 0.0])
     axis = {"right": rh, "left": -rh, "away": fh, "toward": -fh}[direction]
     span = max(obj.size[0], obj.size[1])
-    dist = float(ctx.rng.uniform(1.2, 2.0)) * max(span, 0.1)
+    dist = ratio * float(ctx.rng.uniform(0.9, 1.1)) * max(span, 0.1)
     moved = moved_copy(obj, f"{obj.id}@t1", position=obj.position + dist * axis)
-    others = [o for o in scene.objects if o.id != obj.id]
-    if any_overlap(Rect.of(moved), [Rect.of(o) for o in others], 0.02):
+    if not on_support(scene, moved, skip=[obj.id]):
         return None
-    after = others + [moved]
+    after = [o for o in placed_objects(scene) if o.id != obj.id] + [moved]
     vis = visibility(after, cam, margin=2.0)
-    if not all(v.inside and v.visible_fraction >= 0.7 for v in vis):
+    if not all(v.inside and v.visible_fraction >= 0.6 for v in vis):
         return None
     uv, _ = cam.project(np.stack([obj.center(), moved.center()]))
     if direction in ("left", "right") and abs(uv[1, 0] - uv[0, 0]) < MIN_SHIFT_PX * cam.width:
@@ -292,31 +327,41 @@ def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str) 
 @task(SUITE, TRANSLATION, derive=derive_translation,
       description="Two frames: did a named tabletop object move left/right or toward/away from the viewer")
 def generate_translation(ctx: TaskContext) -> list[Item]:
-    kind = "left_right" if ctx.rng.random() < 0.5 else "front_back"
-    direction = MOVES[kind][int(ctx.rng.integers(2))]
+    st = Strata(ctx)
+    kind = st.draw("kind", tuple(MOVES))
+    direction = st.draw("direction", MOVES[kind])
+    # shift as a multiple of the object's footprint; small shifts among look-alikes are harder
+    ratio = float(ctx.knob("shift_span_ratio", {"easy": 1.8, "standard": 1.0, "hard": 0.7}))
+    return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio))
+
+
+def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, ratio: float) -> list[Item]:
     for _ in range(15):
-        scene = tabletop(ctx, (3, 5))
+        scene = tabletop(ctx)
         cands = unique_objects(scene)
         ctx.rng.shuffle(cands)  # type: ignore[arg-type]
         moved = None
         for obj in cands:
             if not named_size_ok(scene, [obj]):
                 continue
-            moved = _try_move(ctx, scene, obj, direction)
+            moved = _try_move(ctx, scene, obj, direction, ratio)
             if moved is not None:
                 break
         if moved is not None:
             break
     else:
-        raise RuntimeError(f"{ctx.scene_prefix}: could not move any object {direction}")
+        raise RuntimeError(f"{ctx.scene_prefix}: could not move any readable object {direction} "
+                           f"(at {image_size(ctx)} px; tabletop tasks need about 384 px or more)")
     scene.objects.append(moved)
-    ctx.add_scene(scene)
     ids0 = [o.id for o in scene.objects if o.id != moved.id]
     ids1 = [moved.id if i == obj.id else i for i in ids0]
     frames = [frame("main", ids0), frame("main", ids1)]
-    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, f"frame{i}") for i, f in enumerate(frames)]
-    options = shuffled_text_options(ctx, [MOVE_TEXT[d] for d in MOVES[kind]])
-    q = pick(ctx, MOVE_PHRASES).format(x=display_name(obj.category))
+    noun = display_name(obj.category)
+    results, readability = render_checked(ctx, scene, frames, {noun: (obj.id, [0, 1])})
+    ctx.add_scene(scene)
+    images = save_results(ctx, results, ["frame0", "frame1"])
+    options = placed_text_options(ctx, st.branch("answer"), [MOVE_TEXT[d] for d in MOVES[kind]], MOVE_TEXT[direction])
+    q = pick(ctx, MOVE_PHRASES).format(x=noun)
     question = f"<image><image>\n{q}\n{text_options_block(options)}\n{end_prompt(2)}"
     meta = {
         "family": "dynamic_translation",
@@ -327,6 +372,7 @@ def generate_translation(ctx: TaskContext) -> list[Item]:
         "category": obj.category,
         "direction": direction,
         "shift_m": round(float(np.linalg.norm(moved.position - obj.position)), 4),
+        "readability": readability,
         "frames": frames,
         "camera": scene.camera("main").metadata(),
     }

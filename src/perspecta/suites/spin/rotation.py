@@ -1,9 +1,9 @@
 """SpinBench rotation tasks on single objects: dynamic rotation, canonical view selection
 and mental rotation.
 
-Dynamic rotation: two frames from a fixed camera, the object turned in place by a
-canonical 45 or 90 degrees (180 is excluded: a half turn looks the same either way, so
-its direction is undefined). Cars and objects: clockwise or counter-clockwise seen
+Dynamic rotation: two frames from a fixed camera, the object turned in place by
+``turn_deg`` (knob; the paper's canonical offsets are 45 and 90 degrees; 180 is
+excluded: a half turn looks the same either way, so its direction is undefined). Cars and objects: clockwise or counter-clockwise seen
 from above. People: the same two frames asked twice, in the person's own frame
 ("did they turn to their left?") and in the viewer's ("toward the viewer's left?"),
 the paper's egocentric-bias probe.
@@ -12,8 +12,12 @@ Canonical view selection: a front view and candidate views from the object's lef
 right and back (people: left and right, in their own or the viewer's frame).
 
 Mental rotation: a reference view and "rotate N degrees clockwise/counter-clockwise";
-four candidate images with the object at the target yaw and at three distractor yaws
-at least 45 degrees from it (the paper asks for >= 30).
+four candidate images with the object at the target yaw and at three distractor yaws:
+the mirror direction, a near miss beside the target and one beside the mirror, all at
+least ``distractor_gap_deg`` apart (knob; the paper asks for >= 30) and none showing
+the reference pose.
+
+Subtypes, answers and letters are drawn balanced per subtype (:class:`Strata`).
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
     LAYOUTS,
     SUITE,
+    Strata,
     article,
+    camera_azimuth,
     display_name,
     end_prompt,
     frame,
     frames_of,
     image_options,
+    image_size,
     label_of_image,
     label_of_text,
     make_item,
@@ -41,26 +48,30 @@ from perspecta.suites.spin.common import (
     orbit_like,
     pick,
     pick_asset,
+    placed_order,
+    placed_text_options,
+    render_checked,
     render_frame,
-    shuffled_text_options,
+    resampled,
+    save_results,
     text_options_block,
 )
 from perspecta.world import oracle
 from perspecta.world.samplers import sample_studio
+from perspecta.world.samplers.clutter import on_support
 from perspecta.world.scene import Scene, SceneObject
 
 ROTATION, CANONICAL, MENTAL = "dynamic_rotation", "canonical_view", "mental_rotation"
-OFFSETS = (45.0, 90.0)
 CW, CCW = "clockwise", "counter-clockwise"
 ABOVE = "seen from above"
 
 
-def _studio(ctx: TaskContext, asset_id: str, *, yaw: float, facing_camera: float | None = None) -> Scene:
+def _studio(ctx: TaskContext, asset_id: str, *, yaw: float, facing_camera: float | None = None,
+            elevation_range: tuple[float, float] = (10.0, 30.0)) -> Scene:
     """A studio scene; ``facing_camera`` puts the camera that many degrees off the object's front."""
     az = None if facing_camera is None else yaw + facing_camera
     return sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=asset_id,
-                         yaw=yaw, camera_azimuth=az, elevation_range=(10.0, 30.0),
-                         image_size=int(ctx.config.get("image_size", 256)))
+                         yaw=yaw, camera_azimuth=az, elevation_range=elevation_range, image_size=image_size(ctx))
 
 
 def two_frame_question(layout: str, question: str, options: list[Any]) -> str:
@@ -126,55 +137,64 @@ def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
 @task(SUITE, ROTATION, derive=derive_rotation,
       description="Two frames: which way did a car/object/person turn (person: own and viewer frame)")
 def generate_rotation(ctx: TaskContext) -> list[Item]:
-    domain = ("car", "person", "object")[int(ctx.rng.integers(3))]
-    asset = pick_asset(ctx, domain)
-    offset = OFFSETS[int(ctx.rng.integers(len(OFFSETS)))]
-    sign = 1.0 if ctx.rng.random() < 0.5 else -1.0  # + = counter-clockwise from above
-    yaw = float(ctx.rng.uniform(0.0, 360.0))
-    # people face the camera (within 20 degrees) so "toward the viewer's left" reads clearly
-    off_front = float(ctx.rng.uniform(-20.0, 20.0)) if domain == "person" else float(ctx.rng.uniform(-180.0, 180.0))
-    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=off_front)
-    obj = scene.objects[0]
-    after = moved_copy(obj, "obj0@t1", yaw=obj.pose.yaw + sign * offset)
-    scene.objects.append(after)
-    ctx.add_scene(scene)
-    frames = [frame("main", [obj.id]), frame("main", [after.id])]
-    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, f"frame{i}") for i, f in enumerate(frames)]
-    base_meta: dict[str, Any] = {
-        "family": "dynamic_rotation",
-        "domain": domain,
-        "category": obj.category,
-        "asset_id": obj.asset_id,
-        "offset_deg": offset,
-        "turn_ccw_deg": sign * offset,
-        "start_facing_deg": round(oracle.egocentric_facing(obj, scene.camera("main")), 3),
-        "frames": frames,
-    }
-    if domain == "person":
-        plan = [("own", "person_rotation_own", "face_rotation_classification_own_perspective", "imagefirst"),
-                ("viewer", "person_rotation_viewer", "face_rotation_classification_viewer_perspective", "imagefirst")]
-    elif domain == "car":
-        plan = [("world", "car_rotation", "car_rotation_classification", "imagefirst")]
-    else:
-        layout = LAYOUTS[int(ctx.rng.integers(len(LAYOUTS)))]
-        plan = [("world", f"object_rotation_{layout}", f"object_rotation_classification_{layout}", layout)]
-    items = []
-    for fr, subtype, paper, layout in plan:
-        keys = list(TURN_TEXT[fr])
-        options = shuffled_text_options(ctx, [TURN_TEXT[fr][k] for k in keys])
-        q = pick(ctx, TURN_PHRASES[fr]).format(x=display_name(obj.category))
-        if fr == "world" and ABOVE not in q.lower():
-            q = q.replace("clockwise or counter-clockwise", f"clockwise or counter-clockwise ({ABOVE})")
-        ans = turn_answer(fr, obj, after, scene, "main")
-        suffix = "" if len(plan) == 1 else fr
-        items.append(make_item(
-            ctx, variant="base", suffix=suffix, group_suffix=suffix, subtype=subtype,
-            question=two_frame_question(layout, q, options), images=images, options=options,
-            answer=label_of_text(options, TURN_TEXT[fr][ans]), scene=scene,
-            metadata={**base_meta, "turn_frame": fr, "layout": layout, "paper_subtype": paper,
-                      "frame_of_reference": {"world": "allocentric_above", "own": "object", "viewer": "viewer"}[fr],
-                      "pair_id": ctx.item_id("base") if len(plan) > 1 else None}))
-    return items
+    st = Strata(ctx)
+    domain = st.draw("domain", ("car", "person", "object"))
+    layout = st.draw("layout", LAYOUTS) if domain == "object" else "imagefirst"
+    sign = st.draw("turn", (1.0, -1.0))  # + = counter-clockwise from above
+    # the paper's canonical offsets are 45 and 90 degrees; smaller turns are harder to call
+    offset = float(ctx.knob("turn_deg", {"easy": 90.0, "standard": 45.0, "hard": 30.0}))
+
+    def build() -> list[Item]:
+        asset = pick_asset(ctx, domain)
+        yaw = float(ctx.rng.uniform(0.0, 360.0))
+        # people face the camera (within 20 degrees) so "toward the viewer's left" reads clearly
+        off_front = float(ctx.rng.uniform(-20.0, 20.0)) if domain == "person" else float(ctx.rng.uniform(-180.0, 180.0))
+        scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=off_front)
+        obj = scene.objects[0]
+        after = moved_copy(obj, "obj0@t1", yaw=obj.pose.yaw + sign * offset)
+        scene.objects.append(after)
+        frames = [frame("main", [obj.id]), frame("main", [after.id])]
+        noun = "person" if domain == "person" else display_name(obj.category)
+        results, readability = render_checked(ctx, scene, frames, {noun: (obj.id, [0, 1])})
+        ctx.add_scene(scene)
+        images = save_results(ctx, results, ["frame0", "frame1"])
+        base_meta: dict[str, Any] = {
+            "family": "dynamic_rotation",
+            "domain": domain,
+            "category": obj.category,
+            "asset_id": obj.asset_id,
+            "offset_deg": offset,
+            "turn_ccw_deg": sign * offset,
+            "start_facing_deg": round(oracle.egocentric_facing(obj, scene.camera("main")), 3),
+            "readability": readability,
+            "frames": frames,
+        }
+        if domain == "person":
+            plan = [("own", "person_rotation_own", "face_rotation_classification_own_perspective", "imagefirst"),
+                    ("viewer", "person_rotation_viewer", "face_rotation_classification_viewer_perspective", "imagefirst")]
+        elif domain == "car":
+            plan = [("world", "car_rotation", "car_rotation_classification", "imagefirst")]
+        else:
+            plan = [("world", f"object_rotation_{layout}", f"object_rotation_classification_{layout}", layout)]
+        items = []
+        for fr, subtype, paper, lay in plan:
+            keys = list(TURN_TEXT[fr])
+            ans = turn_answer(fr, obj, after, scene, "main")
+            options = placed_text_options(ctx, st.branch(fr), [TURN_TEXT[fr][k] for k in keys], TURN_TEXT[fr][ans])
+            q = pick(ctx, TURN_PHRASES[fr]).format(x=display_name(obj.category))
+            if fr == "world" and ABOVE not in q.lower():
+                q = q.replace("clockwise or counter-clockwise", f"clockwise or counter-clockwise ({ABOVE})")
+            suffix = "" if len(plan) == 1 else fr
+            items.append(make_item(
+                ctx, variant="base", suffix=suffix, group_suffix=suffix, subtype=subtype,
+                question=two_frame_question(lay, q, options), images=images, options=options,
+                answer=label_of_text(options, TURN_TEXT[fr][ans]), scene=scene,
+                metadata={**base_meta, "turn_frame": fr, "layout": lay, "paper_subtype": paper,
+                          "frame_of_reference": {"world": "allocentric_above", "own": "object", "viewer": "viewer"}[fr],
+                          "pair_id": ctx.item_id("base") if len(plan) > 1 else None}))
+        return items
+
+    return resampled(ctx, build)
 
 
 # --------------------------------------------------------------------------- canonical views
@@ -216,56 +236,75 @@ def derive_canonical(item: Item, scenes: dict[str, Scene]) -> str:
 @task(SUITE, CANONICAL, derive=derive_canonical,
       description="Given a front view, pick the left/right/back view (people: own vs viewer frame)")
 def generate_canonical(ctx: TaskContext) -> list[Item]:
-    domain = ("car", "person", "object")[int(ctx.rng.integers(3))]
-    asset = pick_asset(ctx, domain)
-    yaw = float(ctx.rng.uniform(0.0, 360.0))
-    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-5.0, 5.0)))
-    obj = scene.objects[0]
+    st = Strata(ctx)
+    domain = st.draw("domain", ("car", "person", "object"))
     if domain == "person":
-        view_frame = "own" if ctx.rng.random() < 0.5 else "viewer"
+        view_frame = st.draw("frame", ("own", "viewer"))
         sides = ["left", "right"]
     else:
         view_frame, sides = "own", ["left", "right", "back"]
-    asked = sides[int(ctx.rng.integers(len(sides)))]
-    order = [sides[int(i)] for i in ctx.rng.permutation(len(sides))]
-    frames = [frame("main", [obj.id])]
-    for i, side in enumerate(order):
-        bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-6.0, 6.0))
-        orbit_like(scene, f"cand{i}", obj, obj.pose.yaw + bearing)
-        frames.append(frame(f"cand{i}", [obj.id]))
-    ctx.add_scene(scene)
-    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "front" if i == 0 else f"cand{i - 1}")
-              for i, f in enumerate(frames)]
-    options = image_options(len(sides), first_image=1)
-    noun = "person" if domain == "person" else display_name(obj.category)
-    q = pick(ctx, VIEW_PHRASES[(view_frame, asked)]).format(x=noun)
-    opts = "\n".join(f"{o.label}. <image>" for o in options)
-    question = f"This is the front view of {article(noun)} {noun}: <image>\n{q}\n{opts}\n{end_prompt(len(options))}"
-    want = VIEW_BEARING[(view_frame, asked)]
-    idx = next(i for i, s in enumerate(order) if VIEW_BEARING[("own", s)] == want)
-    if domain == "person":
-        subtype = f"person_canonical_view_{view_frame}_{asked}"
-        paper = f"face_canonical_view_selection_{view_frame}_perspective_{asked}"
-    else:
-        subtype = f"{domain}_canonical_view_{asked}"
-        paper = f"{domain}_canonical_view_selection_{asked}"
-    meta = {
-        "family": "canonical_view_selection", "domain": domain, "category": obj.category, "asset_id": obj.asset_id,
-        "asked_view": asked, "view_frame": view_frame, "candidate_views": order, "paper_subtype": paper,
-        "frame_of_reference": "viewer" if view_frame == "viewer" else "object",
-        "candidate_bearings": [round(view_bearing(scene, obj, f["camera"]), 3) for f in frames[1:]],
-        "frames": frames,
-    }
-    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
-                      images=images, options=options, answer=label_of_image(options, idx + 1), scene=scene,
-                      metadata=meta)]
+    asked = st.draw("side", sides)
+    # the shown side of the candidate that answers (own frame); viewer-frame left is the person's right
+    shown = next(s for s in sides if VIEW_BEARING[("own", s)] == VIEW_BEARING[(view_frame, asked)])
+    slot = st.draw("letter", list(range(len(sides))))
+    order = [sides[i] for i in placed_order(ctx, len(sides), sides.index(shown), slot)]
+    # off-axis reference and candidate views: the paper's ABO/car views are not exact canonical poses
+    ref_off = float(ctx.knob("reference_offset_deg", {"easy": 5.0, "standard": 15.0, "hard": 25.0}))
+    jitter = float(ctx.knob("candidate_jitter_deg", {"easy": 6.0, "standard": 15.0, "hard": 22.0}))
+    if not 0.0 <= jitter < 30.0:
+        raise ValueError(f"candidate_jitter_deg must be in [0, 30) so one candidate stays within 30 degrees of the asked view, got {jitter}")
+
+    def build() -> list[Item]:
+        asset = pick_asset(ctx, domain)
+        yaw = float(ctx.rng.uniform(0.0, 360.0))
+        scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-ref_off, ref_off)))
+        obj = scene.objects[0]
+        frames = [frame("main", [obj.id])]
+        for i, side in enumerate(order):
+            bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-jitter, jitter))
+            orbit_like(scene, f"cand{i}", obj, obj.pose.yaw + bearing)
+            frames.append(frame(f"cand{i}", [obj.id]))
+        noun = "person" if domain == "person" else display_name(obj.category)
+        results, readability = render_checked(ctx, scene, frames, {noun: (obj.id, list(range(len(frames))))})
+        ctx.add_scene(scene)
+        images = save_results(ctx, results, ["front"] + [f"cand{i}" for i in range(len(frames) - 1)])
+        options = image_options(len(sides), first_image=1)
+        noun = "person" if domain == "person" else display_name(obj.category)
+        q = pick(ctx, VIEW_PHRASES[(view_frame, asked)]).format(x=noun)
+        opts = "\n".join(f"{o.label}. <image>" for o in options)
+        question = f"This is the front view of {article(noun)} {noun}: <image>\n{q}\n{opts}\n{end_prompt(len(options))}"
+        idx = order.index(shown)
+        if domain == "person":
+            subtype = f"person_canonical_view_{view_frame}_{asked}"
+            paper = f"face_canonical_view_selection_{view_frame}_perspective_{asked}"
+        else:
+            subtype = f"{domain}_canonical_view_{asked}"
+            paper = f"{domain}_canonical_view_selection_{asked}"
+        meta = {
+            "family": "canonical_view_selection", "domain": domain, "category": obj.category, "asset_id": obj.asset_id,
+            "asked_view": asked, "view_frame": view_frame, "candidate_views": order, "paper_subtype": paper,
+            "frame_of_reference": "viewer" if view_frame == "viewer" else "object",
+            "candidate_bearings": [round(view_bearing(scene, obj, f["camera"]), 3) for f in frames[1:]],
+            "readability": readability,
+            "frames": frames,
+        }
+        return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
+                          images=images, options=options, answer=label_of_image(options, idx + 1), scene=scene,
+                          metadata=meta)]
+
+    return resampled(ctx, build)
 
 
 # --------------------------------------------------------------------------- mental rotation
 
 ANGLES = (45.0, 90.0, 135.0, 180.0)
-MIN_DISTRACTOR_GAP = 30.0
-MENTAL_MIN_PX = 40.0 / 256  # the rotated tabletop object spans this share of the image width, to read its pose
+MIN_DISTRACTOR_GAP = 30.0  # the paper's floor between the target and any distractor
+TABLETOP_MIN_GAP = 45.0  # near misses on a cluttered table (a blind check missed 60 vs 90 degrees on a teddy bear)
+REFERENCE_FACING_DEG = 60.0  # the reference view shows the target's front half
+MIN_CANDIDATE_TURN = 30.0  # no candidate shows the reference pose (or nearly): identity is never an option
+MENTAL_MIN_PX = 0.22  # the rotated tabletop object's bbox spans this share of the image width, to read its pose
+# Telling a 90-degree turn from a 60-degree near miss needs the object large: stricter than the defaults
+MENTAL_CONTRACT = {"min_pixels": 5000, "min_box_side": 96, "min_box_short": 64}
 MENTAL_PHRASES = (
     "Imagine the {x} in the first image rotated {n} degrees {dir} ({above}) about its vertical axis, staying in place. Which candidate image shows the result?",
     "Mentally turn the {x} from the first image by {n} degrees {dir}, as seen from above. Which of the candidates matches its new orientation?",
@@ -277,18 +316,54 @@ def rotation_target(md: dict[str, Any]) -> float:
     return float(md["angle_deg"]) * (-1.0 if md["direction"] == CW else 1.0)
 
 
+def mental_turns(rng: np.random.Generator, want: float, gap: float) -> list[float]:
+    """Three distractor turns (CCW degrees) for target turn ``want``.
+
+    Always the mirror direction (``-want``; a half turn has none, so a quarter turn
+    stands in), a near miss ``gap`` degrees beside the target and one beside the mirror,
+    so the target and its mirror look alike in structure and only the direction and the
+    size of the turn tell them apart. No candidate is within MIN_CANDIDATE_TURN of the
+    reference pose and every two candidates are at least ``gap`` apart.
+    """
+    def ok(t: float, chosen: list[float]) -> bool:
+        return (abs(float(oracle.wrap180(t))) >= MIN_CANDIDATE_TURN
+                and all(abs(float(oracle.wrap180(t - c))) >= gap - 1e-6 for c in chosen))
+
+    chosen = [want]
+    half = abs(abs(float(oracle.wrap180(want))) - 180.0) < 1e-6
+    mirror = (90.0 if rng.random() < 0.5 else -90.0) if half else -want
+    if ok(mirror, chosen):
+        chosen.append(mirror)
+    for centre in (want, mirror):
+        for s in rng.permutation([-1.0, 1.0]):
+            t = centre + float(s) * gap
+            if ok(t, chosen):
+                chosen.append(t)
+                break
+    pool = [float(a) for a in range(0, 360, 15)]
+    for j in rng.permutation(len(pool)):
+        if len(chosen) == 4:
+            break
+        if ok(pool[int(j)], chosen):
+            chosen.append(pool[int(j)])
+    if len(chosen) != 4:
+        raise ValueError(f"no three distractors {gap:g} degrees apart for a {want:g} degree turn")
+    return [round(float(oracle.wrap180(t)), 4) for t in chosen[1:]]
+
+
 def derive_mental(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
     md = item.metadata
     frames = frames_of(item)
     ref = scene.object(md["target_id"])
     want = rotation_target(md)
+    gap = min(MIN_DISTRACTOR_GAP, float(md.get("distractor_gap_deg", MIN_DISTRACTOR_GAP)))
     errs = {}
     for o in item.options:
         copy_id = next(i for i in frames[o.image]["objects"] if i.split("@")[0] == ref.id)  # type: ignore[index]
         errs[o.label] = abs(float(oracle.wrap180(scene.object(copy_id).pose.yaw - ref.pose.yaw - want)))
     best = min(errs, key=errs.get)  # type: ignore[arg-type]
-    if errs[best] > 10.0 or sorted(errs.values())[1] < MIN_DISTRACTOR_GAP:
+    if errs[best] > 10.0 or sorted(errs.values())[1] < gap - 1e-3:
         raise ValueError(f"item {item.id}: no single candidate at the asked rotation ({errs})")
     return best
 
@@ -302,61 +377,77 @@ def _mental_scene(ctx: TaskContext, domain: str) -> tuple[Scene, SceneObject]:
         )
 
         for _ in range(30):
-            scene = tabletop(ctx, (3, 5), with_front=True)
+            scene = tabletop(ctx, with_front=True)
             cands = [o for o in unique_objects(scene) if o.has_front and not o.symmetric and named_size_ok(scene, [o], min_px=MENTAL_MIN_PX)]
-            if cands:
-                return scene, cands[int(ctx.rng.integers(len(cands)))]
+            if not cands:
+                continue
+            target = cands[int(ctx.rng.integers(len(cands)))]
+            # the reference must show the side that identifies the pose: turn the target to
+            # face the camera within REFERENCE_FACING_DEG (the back alone reads ambiguously)
+            face = camera_azimuth(scene, "main") + float(ctx.rng.uniform(-REFERENCE_FACING_DEG, REFERENCE_FACING_DEG))
+            turned = moved_copy(target, target.id, yaw=face)
+            if on_support(scene, turned, skip=[target.id], gap=0.01):
+                target.pose = turned.pose
+                return scene, target
         raise RuntimeError(f"{ctx.scene_prefix}: no tabletop with a nameable object that has a front")
     asset = pick_asset(ctx, domain)
     yaw = float(ctx.rng.uniform(0.0, 360.0))
-    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-35.0, 35.0)))
+    el = float(ctx.knob("elevation_max_deg", {"easy": 30.0, "standard": 40.0, "hard": 50.0}))
+    scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-REFERENCE_FACING_DEG, REFERENCE_FACING_DEG)),
+                    elevation_range=(10.0, el))
     return scene, scene.objects[0]
 
 
 def _fits(scene: Scene, copy: SceneObject, target: SceneObject) -> bool:
-    from perspecta.world.samplers.common import Rect, any_overlap
-
-    others = [o for o in scene.objects if o.id != target.id and "@" not in o.id]
-    return not any_overlap(Rect.of(copy), [Rect.of(o) for o in others], 0.01)
+    return on_support(scene, copy, skip=[target.id], gap=0.01)
 
 
 @task(SUITE, MENTAL, derive=derive_mental,
       description="Reference view + 'rotate N degrees (counter-)clockwise': pick the result among 4 images")
 def generate_mental(ctx: TaskContext) -> list[Item]:
-    domain = ("object", "car", "tabletop")[int(ctx.rng.integers(3))]
-    angle = ANGLES[int(ctx.rng.integers(len(ANGLES)))]
-    direction = CW if ctx.rng.random() < 0.5 else CCW
-    for _ in range(10):
-        scene, target = _mental_scene(ctx, domain)
+    st = Strata(ctx)
+    domain = st.draw("domain", ("object", "car", "tabletop"))
+    asked = st.branch("asked")  # the asked turn is balanced per domain, apart from the answer's letter
+    angle = asked.draw("angle", ANGLES)
+    direction = asked.draw("direction", (CW, CCW))
+    slot = st.draw("letter", (0, 1, 2, 3))
+    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 30.0, "hard": 20.0}))
+    if domain == "tabletop":  # a cluttered table's target is a fraction of the studio size: coarser near misses
+        gap = max(gap, TABLETOP_MIN_GAP)
+
+    def build() -> list[Item]:
         want = angle * (-1.0 if direction == CW else 1.0)
-        pool = [a for a in range(0, 360, 45) if abs(float(oracle.wrap180(a - want))) >= MIN_DISTRACTOR_GAP]
-        picks = [pool[int(i)] for i in ctx.rng.permutation(len(pool))[:3]]
-        turns = [want] + [float(p) for p in picks]
-        order = [int(i) for i in ctx.rng.permutation(4)]
-        copies = [moved_copy(target, f"{target.id}@opt{k}", yaw=target.pose.yaw + turns[j]) for k, j in enumerate(order)]
-        if domain != "tabletop" or all(_fits(scene, c, target) for c in copies):
-            break
-    else:
-        raise RuntimeError(f"{ctx.scene_prefix}: rotated copies collide with neighbours")
-    scene.objects.extend(copies)
-    ctx.add_scene(scene)
-    base_ids = [o.id for o in scene.objects if "@" not in o.id]
-    frames = [frame("main", base_ids)] + [frame("main", [c.id if i == target.id else i for i in base_ids]) for c in copies]
-    images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "reference" if i == 0 else f"cand{i - 1}")
-              for i, f in enumerate(frames)]
-    options = image_options(4, first_image=1)
-    noun = display_name(target.category)
-    q = pick(ctx, MENTAL_PHRASES).format(x=noun, n=int(angle), dir=direction, above=ABOVE)
-    opts = "\n".join(f"{o.label}. <image>" for o in options)
-    question = f"<image>\n{q}\n{opts}\n{end_prompt(4)}"
-    answer = label_of_image(options, 1 + order.index(0))
-    meta = {
-        "family": "mental_rotation", "domain": domain, "category": target.category, "asset_id": target.asset_id,
-        "target_id": target.id, "angle_deg": angle, "direction": direction,
-        "candidate_turns_ccw_deg": [turns[j] for j in order],
-        "paper_subtype": {"object": "object_mental_rotation", "car": "car_mental_rotation",
-                          "tabletop": "infinigen_mental_rotation"}[domain],
-        "frame_of_reference": "allocentric_above", "frames": frames,
-    }
-    return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"{domain}_mental_rotation",
-                      question=question, images=images, options=options, answer=answer, scene=scene, metadata=meta)]
+        for _ in range(10):
+            scene, target = _mental_scene(ctx, domain)
+            turns = [want] + mental_turns(ctx.rng, want, gap)
+            order = placed_order(ctx, 4, 0, slot)
+            copies = [moved_copy(target, f"{target.id}@opt{k}", yaw=target.pose.yaw + turns[j]) for k, j in enumerate(order)]
+            if domain != "tabletop" or all(_fits(scene, c, target) for c in copies):
+                break
+        else:
+            raise RuntimeError(f"{ctx.scene_prefix}: rotated copies collide with neighbours")
+        scene.objects.extend(copies)
+        base_ids = [o.id for o in scene.objects if "@" not in o.id]
+        frames = [frame("main", base_ids)] + [frame("main", [c.id if i == target.id else i for i in base_ids]) for c in copies]
+        results, readability = render_checked(ctx, scene, frames, {display_name(target.category): (target.id, list(range(5)))},
+                                              contract=MENTAL_CONTRACT)
+        ctx.add_scene(scene)
+        images = save_results(ctx, results, ["reference"] + [f"cand{i}" for i in range(4)])
+        options = image_options(4, first_image=1)
+        noun = display_name(target.category)
+        q = pick(ctx, MENTAL_PHRASES).format(x=noun, n=int(angle), dir=direction, above=ABOVE)
+        opts = "\n".join(f"{o.label}. <image>" for o in options)
+        question = f"<image>\n{q}\n{opts}\n{end_prompt(4)}"
+        answer = label_of_image(options, 1 + order.index(0))
+        meta = {
+            "family": "mental_rotation", "domain": domain, "category": target.category, "asset_id": target.asset_id,
+            "target_id": target.id, "angle_deg": angle, "direction": direction, "distractor_gap_deg": gap,
+            "candidate_turns_ccw_deg": [turns[j] for j in order],
+            "paper_subtype": {"object": "object_mental_rotation", "car": "car_mental_rotation",
+                              "tabletop": "infinigen_mental_rotation"}[domain],
+            "frame_of_reference": "allocentric_above", "readability": readability, "frames": frames,
+        }
+        return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"{domain}_mental_rotation",
+                          question=question, images=images, options=options, answer=answer, scene=scene, metadata=meta)]
+
+    return resampled(ctx, build)

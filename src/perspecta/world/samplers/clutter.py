@@ -1,14 +1,21 @@
-"""Several objects on a ground plane: a tabletop of small things or a street scene.
+"""Several objects on a support: small things on a real table, or a street scene.
 
 Used by multi-object tasks (DORI relative orientation, SpinBench object-relation
 grounding and perspective taking, LRR depth). Placement is rejection sampling with two
 constraints: footprints keep a gap from each other, and from the sampled camera every
 object lies inside the frame, spans at least ``min_pixels`` and is not mostly hidden
 behind nearer objects.
+
+Tabletop scenes are physically plausible: a real table (scene object ``SUPPORT_ID``,
+never a subject of questions) stands on the floor and carries objects that belong on a
+table, each at a real-world size (``TABLETOP_SIZES``; assets outside the range, such as
+floor lamps and potted trees, are not used, procedural primitives are scaled into it).
+A mug is never larger than a chair because chairs are not put on tables.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
@@ -18,6 +25,7 @@ import numpy as np
 from perspecta import timing
 from perspecta.world.samplers.common import (
     Instance,
+    is_procedural,
     Rect,
     SamplingError,
     any_overlap,
@@ -35,14 +43,25 @@ from perspecta.world.samplers.common import (
 from perspecta.world.scene import RGB, Camera, Ground, Scene, SceneObject
 
 if TYPE_CHECKING:
-    from perspecta.assets.library import AssetLibrary
+    from perspecta.assets.library import AssetInfo, AssetLibrary
 
 Style = Literal["tabletop", "street"]
 
-TABLETOP_CATEGORIES = (
-    "mug", "ball", "box", "cylinder", "chair", "table", "teddy_bear", "bottle", "bowl",
-    "vase", "book", "lamp", "plant", "car", "dog", "person",
-)  # fmt: skip
+# Largest dimension (metres) of things that sit on a table, at real-world size.
+TABLETOP_SIZES: dict[str, tuple[float, float]] = {
+    "mug": (0.08, 0.13), "ball": (0.15, 0.25), "box": (0.12, 0.3), "cylinder": (0.08, 0.2),
+    "teddy_bear": (0.2, 0.4), "lamp": (0.3, 0.55), "plant": (0.15, 0.45), "laptop": (0.3, 0.4),
+    "bottle": (0.2, 0.32), "bowl": (0.12, 0.25), "vase": (0.15, 0.4), "book": (0.15, 0.3),
+}  # fmt: skip
+# (no microwave: seen from behind it is a plain white box, which a question naming "the box" would make ambiguous)
+TABLETOP_CATEGORIES = tuple(TABLETOP_SIZES)
+SUPPORT_ID = "support"
+# Tables that carry tabletop scenes, with the share of their top (per side) objects may use:
+# rectangles keep a rim, round tops use the inscribed square.
+SUPPORT_TABLES: dict[str, float] = {
+    "sh3d:blendswap-cc-by/table": 0.9, "sh3d:katorlegaz/glass-dining-table": 0.9, "sh3d:scopia/table4": 0.9,
+    "proc:table": 0.9, "sh3d:blendswap-cc-0/oakTable": 0.68,
+}  # fmt: skip
 # buses and trucks (10+ m) would shrink people to a few pixels at 256 px: ask for them explicitly
 STREET_CATEGORIES = ("car", "person", "bicycle", "dog", "motorcycle", "van", "horse")
 
@@ -60,7 +79,7 @@ BACKDROPS: tuple[RGB, ...] = ((0.86, 0.84, 0.80), (0.80, 0.86, 0.95), (0.90, 0.9
 # Per style: (largest object dimension range for shrinking or None, camera elevation range,
 # fov range, gap between footprints, default spread of the placement area).
 _STYLE = {
-    "tabletop": dict(max_dim=(0.10, 0.30), elevation=(25.0, 55.0), fov=(35.0, 50.0), gap=0.02, spread=2.5),
+    "tabletop": dict(max_dim=None, elevation=(25.0, 55.0), fov=(35.0, 50.0), gap=0.02, spread=2.5),
     "street": dict(max_dim=None, elevation=(10.0, 30.0), fov=(45.0, 60.0), gap=0.3, spread=2.0),
 }
 
@@ -80,11 +99,75 @@ def _style_categories(
     found = []
     for c in defaults:
         r = resolve_category(library, c, sources)
-        if r is not None and r not in found:
+        if r is not None and r not in found and (style != "tabletop" or tabletop_assets(library, r, sources)):
             found.append(r)
     if not found:
         raise ValueError(f"the library has none of the {style} categories {defaults}")
     return found
+
+
+def tabletop_assets(library: AssetLibrary, category: str, sources: Sequence[str] | None = None) -> list[AssetInfo]:
+    """Assets of ``category`` that can sit on a table at their real size (procedural
+    families are scaled into the range, so they always qualify)."""
+    lo, hi = TABLETOP_SIZES[category]
+    return [a for a in assets_in(library, category, sources)
+            if is_procedural(a) or lo * 0.8 <= max(a.size) <= hi * 1.25]
+
+
+def real_size_instance(rng: np.random.Generator, library: AssetLibrary, info: AssetInfo, category: str,
+                       color: RGB | None = None) -> Instance:
+    """An instance at a real-world size: catalogue assets keep theirs, procedural ones
+    get a largest dimension drawn from ``TABLETOP_SIZES``."""
+    inst = instantiate(rng, library, info, color=color)
+    if not is_procedural(info):
+        return inst
+    lo, hi = TABLETOP_SIZES[category]
+    s = round(float(rng.uniform(lo, hi)) / float(inst.size.max()), 5)
+    return dataclasses.replace(inst, scale=s, size=inst.size * s)
+
+
+def support_of(scene: Scene) -> SceneObject | None:
+    """The table a tabletop scene stands on (None for open-ground scenes)."""
+    return next((o for o in scene.objects if o.id == SUPPORT_ID), None)
+
+
+def placed_objects(scene: Scene) -> list[SceneObject]:
+    """The scene's objects without its support: what questions may name."""
+    return [o for o in scene.objects if o.id != SUPPORT_ID]
+
+
+def support_area(support: SceneObject) -> Rect:
+    """The usable part of a table top, as a footprint rectangle."""
+    inset = SUPPORT_TABLES.get(support.asset_id, 0.68)
+    r = Rect.of(support)
+    return Rect(r.cx, r.cy, r.hx * inset, r.hy * inset, r.yaw)
+
+
+def on_support(scene: Scene, obj: SceneObject, *, skip: Sequence[str] = (), gap: float = 0.02) -> bool:
+    """True when ``obj`` stands inside the table top (if any) without touching the other
+    placed objects (ignoring ``skip`` and later states ``id@...``)."""
+    sup = support_of(scene)
+    r = Rect.of(obj)
+    if sup is not None:
+        area = support_area(sup)
+        ax, ay = area.axes()
+        c = np.array([area.cx, area.cy])
+        for p in r.corners():
+            d = p - c
+            if abs(float(d @ ax)) > area.hx + 1e-9 or abs(float(d @ ay)) > area.hy + 1e-9:
+                return False
+    others = [Rect.of(o) for o in placed_objects(scene) if o.id not in skip and o.id != obj.id and "@" not in o.id]
+    return not any_overlap(r, others, gap)
+
+
+def _sample_support(rng: np.random.Generator, library: AssetLibrary, sources: Sequence[str] | None) -> SceneObject:
+    pool = [a for a in library.by_category("table") if a.asset_id in SUPPORT_TABLES
+            and (sources is None or a.source in sources)]
+    if not pool:
+        raise ValueError("the library has none of the tables tabletop scenes stand on")
+    info = pool[int(rng.integers(len(pool)))]
+    inst = instantiate(rng, library, info)
+    return make_object(SUPPORT_ID, inst, 0.0, 0.0, float(rng.choice([0.0, 90.0])))
 
 
 @timing.timed("sample")
@@ -108,7 +191,7 @@ def sample_clutter(
     recolor_prob: float = 0.0,
     max_attempts: int = 60,
 ) -> Scene:
-    """2-8 objects on a ground plane, all inside the frame of camera "main" and each with at
+    """2-8 objects on a table top (``tabletop``) or the ground (``street``), all inside the frame of camera "main" and each with at
     least ``min_visible`` of its projected bbox uncovered by nearer objects and a projected
     box whose longer side spans at least ``min_pixels``.
 
@@ -145,21 +228,36 @@ def sample_clutter(
     if yaws is not None and len(yaws) != n:
         raise ValueError(f"yaws has {len(yaws)} entries for {n} objects")
 
+    table = style == "tabletop"
+    if table:
+        off = sorted({c for c in cats if c not in TABLETOP_SIZES})
+        if off:
+            raise ValueError(f"{', '.join(off)} do not belong on a table; tabletop categories: {', '.join(TABLETOP_SIZES)}")
     insts: list[Instance] = []
     for c in cats:
-        choices = assets_in(library, c, sources)
+        choices = tabletop_assets(library, c, sources) if table else assets_in(library, c, sources)
+        if not choices:
+            raise ValueError(f"no asset of category {c!r} has a tabletop size (sources={sources})")
         info = choices[int(rng.integers(len(choices)))]
         color = None
         if recolor_prob > 0 and rng.random() < recolor_prob:
             color = tuple(float(round(v, 4)) for v in rng.uniform(0.1, 0.9, 3))  # type: ignore[assignment]
-        max_dim = cfg["max_dim"]
-        insts.append(instantiate(rng, library, info, max_dim_range=max_dim, color=color))  # type: ignore[arg-type]
+        if table:
+            insts.append(real_size_instance(rng, library, info, c, color))
+        else:
+            insts.append(instantiate(rng, library, info, max_dim_range=cfg["max_dim"], color=color))  # type: ignore[arg-type]
 
-    if area is None:
+    support = _sample_support(rng, library, sources) if table else None
+    top_z = float(support.size[2]) if support is not None else 0.0
+    if support is not None:
+        sa = support_area(support)
+        ext = (sa.hx * 2, sa.hy * 2) if abs(support.pose.yaw % 180.0) < 1e-6 else (sa.hy * 2, sa.hx * 2)
+        area_ = ext if area is None else (min(ext[0], float(area[0])), min(ext[1], float(area[1])))
+    elif area is None:
         foot = sum(float(i.size[0] * i.size[1]) for i in insts)
         side = math.sqrt(foot * float(cfg["spread"])) + 1.5 * max(float(max(i.size[0], i.size[1])) for i in insts)
         area_ = (side, side)
-    else:
+    elif area is not None:
         area_ = (float(area[0]), float(area[1]))
         if min(area_) <= 0:
             raise ValueError(f"area must be positive, got {area}")
@@ -175,7 +273,7 @@ def sample_clutter(
             for _try in range(40):
                 yaw = float(rng.uniform(0.0, 360.0)) if fixed is None else float(fixed)
                 x, y = float(rng.uniform(-ax, ax)), float(rng.uniform(-ay, ay))
-                obj = make_object(f"obj{k}", inst, x, y, yaw)
+                obj = make_object(f"obj{k}", inst, x, y, yaw, z=top_z)
                 r = Rect.of(obj)
                 if r.inside_box(-ax, ax, -ay, ay) and not any_overlap(r, rects, gap_):
                     objects.append(obj)
@@ -208,7 +306,7 @@ def sample_clutter(
             scene_id=scene_id,
             seed=int(seed),
             kind="clutter",
-            objects=renumber(objects),
+            objects=renumber(objects) + ([support] if support is not None else []),
             cameras=[camera],
             light=sample_sun(rng),
             ground=ground,

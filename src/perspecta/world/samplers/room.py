@@ -68,20 +68,20 @@ class Slot:
 
 _EXTRAS = (
     Slot("person", "person", (0, 2), "free"),
-    Slot("box", "box", (0, 1), "corner"),
+    Slot("box", "box", (0, 2), "corner"),
 )
 
 PLANS: dict[str, tuple[Slot, ...]] = {
     "bedroom": (
         Slot("bed", "bed", (1, 1), "wall", clearance=0.6, required=True),
         Slot("nightstand", "nightstand", (1, 2), "beside", anchor="bed", fallbacks=("cabinet",)),
-        Slot("wardrobe", "wardrobe", (0, 2), "wall", fallbacks=("cabinet",), clearance=0.6),
+        Slot("wardrobe", "wardrobe", (0, 3), "wall", fallbacks=("cabinet",), clearance=0.6),
         Slot("desk", "desk", (0, 1), "wall", clearance=0.2),
         Slot("desk_chair", "chair", (1, 1), "facing", anchor="desk"),
         Slot("dressing_table", "dressing_table", (0, 1), "wall", clearance=0.5),
         Slot("tv", "tv", (0, 1), "opposite", anchor="bed", clearance=0.3),
         Slot("lamp", "lamp", (0, 2), "corner", min_height=1.0),
-        Slot("plant", "plant", (0, 2), "corner"),
+        Slot("plant", "plant", (0, 3), "corner"),
         Slot("armchair", "armchair", (0, 1), "free"),
         Slot("dog", "dog", (0, 1), "free"),
         Slot("ball", "ball", (0, 1), "free"),
@@ -92,12 +92,12 @@ PLANS: dict[str, tuple[Slot, ...]] = {
         Slot("coffee_table", "coffee_table", (0, 1), "front", anchor="sofa", fallbacks=("table",), max_height=0.6),
         Slot("armchair", "armchair", (0, 2), "facing", anchor="coffee_table", fallbacks=("chair",)),
         Slot("tv", "tv", (1, 1), "opposite", anchor="sofa", clearance=0.4),
-        Slot("bookcase", "bookcase", (0, 2), "wall", clearance=0.4),
-        Slot("cabinet", "cabinet", (0, 1), "wall", clearance=0.4),
+        Slot("bookcase", "bookcase", (0, 3), "wall", clearance=0.4),
+        Slot("cabinet", "cabinet", (0, 2), "wall", clearance=0.4),
         Slot("piano", "piano", (0, 1), "wall", clearance=0.6),
         Slot("table", "table", (0, 1), "free", axis_aligned=True),
-        Slot("dining_chair", "chair", (2, 4), "facing", anchor="table"),
-        Slot("plant", "plant", (0, 3), "corner"),
+        Slot("dining_chair", "chair", (2, 6), "facing", anchor="table"),
+        Slot("plant", "plant", (0, 4), "corner"),
         Slot("lamp", "lamp", (0, 2), "corner", min_height=1.0),
         Slot("dog", "dog", (0, 1), "free"),
         Slot("cat", "cat", (0, 1), "free"),
@@ -108,11 +108,11 @@ PLANS: dict[str, tuple[Slot, ...]] = {
         Slot("refrigerator", "refrigerator", (1, 1), "wall", clearance=0.7, required=True),
         Slot("stove", "stove", (1, 1), "wall", clearance=0.7, required=True),
         Slot("sink", "sink", (1, 1), "wall", clearance=0.6),
-        Slot("cabinet", "cabinet", (1, 3), "wall", clearance=0.5),
+        Slot("cabinet", "cabinet", (1, 4), "wall", clearance=0.5),
         Slot("washing_machine", "washing_machine", (0, 1), "wall", clearance=0.6),
         Slot("table", "table", (0, 1), "free", axis_aligned=True),
-        Slot("chair", "chair", (2, 4), "facing", anchor="table"),
-        Slot("plant", "plant", (0, 1), "corner"),
+        Slot("chair", "chair", (2, 6), "facing", anchor="table"),
+        Slot("plant", "plant", (0, 2), "corner"),
         *_EXTRAS,
     ),
     "bathroom": (
@@ -121,22 +121,26 @@ PLANS: dict[str, tuple[Slot, ...]] = {
         Slot("bathtub", "bathtub", (0, 1), "corner", clearance=0.4),
         Slot("cabinet", "cabinet", (0, 1), "wall", clearance=0.4),
         Slot("washing_machine", "washing_machine", (0, 1), "wall", clearance=0.6),
-        Slot("plant", "plant", (0, 1), "corner"),
+        Slot("plant", "plant", (0, 2), "corner"),
         Slot("person", "person", (0, 1), "free"),
+        Slot("box", "box", (0, 1), "corner"),
     ),
     "office": (
         Slot("desk", "desk", (1, 2), "wall", fallbacks=("table",), clearance=0.2, required=True),
         Slot("desk_chair", "chair", (1, 1), "facing", anchor="desk"),
-        Slot("bookcase", "bookcase", (0, 2), "wall", clearance=0.4),
-        Slot("cabinet", "cabinet", (0, 2), "wall", clearance=0.4),
+        Slot("bookcase", "bookcase", (0, 3), "wall", clearance=0.4),
+        Slot("cabinet", "cabinet", (0, 3), "wall", clearance=0.4),
         Slot("meeting_table", "table", (0, 1), "free", axis_aligned=True),
-        Slot("meeting_chair", "chair", (2, 4), "facing", anchor="meeting_table"),
+        Slot("meeting_chair", "chair", (2, 6), "facing", anchor="meeting_table"),
         Slot("sofa", "sofa", (0, 1), "wall", clearance=0.6),
-        Slot("plant", "plant", (0, 2), "corner"),
+        Slot("plant", "plant", (0, 3), "corner"),
         Slot("lamp", "lamp", (0, 1), "corner", min_height=1.0),
         *_EXTRAS,
     ),
 }
+
+# the most pieces ``min_objects`` may demand of a room type (a bathroom is small)
+MAX_MIN_OBJECTS: dict[str, int] = {"bathroom": 6, "kitchen": 9}
 
 # (width range along x, depth range along y) in metres
 ROOM_DIMS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
@@ -246,6 +250,7 @@ def sample_room(
     min_objects: int = 4,
     walkway_fraction: float = 0.15,
     max_attempts: int = 30,
+    clutter: float = 0.0,
 ) -> Scene:
     """A furnished ``room_type`` room with a 360° observer camera "pano".
 
@@ -257,7 +262,13 @@ def sample_room(
     ...) or are skipped. Raises :class:`SamplingError` when ``max_attempts`` rooms fail
     (fewer than ``min_objects`` pieces, a required piece that does not fit, or no
     walkway that holds the observer).
+
+    ``clutter`` (0-1) is the chance that an optional slot draws its count twice and keeps
+    the larger: fuller rooms, with more same-category pieces to tell apart (a difficulty
+    knob; 0 leaves the random stream exactly as without it).
     """
+    if not 0.0 <= clutter <= 1.0:
+        raise ValueError(f"clutter must be in [0, 1], got {clutter}")
     if room_type is None:
         room_type = ROOM_TYPES[int(rng.integers(len(ROOM_TYPES)))]
     if room_type not in PLANS:
@@ -267,6 +278,8 @@ def sample_room(
         raise ValueError(f"panorama_size must be (2h, h), got {panorama_size}")
     plan = PLANS[room_type]
     resolved = {s.key: _resolve(library, s, sources) for s in plan}
+    # a small room type holds fewer pieces than a fullness knob may ask of rooms in general
+    min_objects = min(min_objects, MAX_MIN_OBJECTS.get(room_type, min_objects))
     most = _max_pieces(plan, resolved)
     if most < min_objects:
         raise SamplingError(
@@ -278,7 +291,7 @@ def sample_room(
     for _attempt in range(max_attempts):
         room = _sample_room_shell(rng, room_type, room_size)
         layout = _Layout(room)
-        if not _furnish(rng, library, layout, plan, resolved, sources):
+        if not _furnish(rng, library, layout, plan, resolved, sources, clutter):
             reasons["required"] += 1
             continue
         if len(layout.placed) < min_objects:
@@ -384,8 +397,16 @@ def _furnish(
     plan: Sequence[Slot],
     resolved: dict[str, str | None],
     sources: Sequence[str] | None,
+    clutter: float = 0.0,
 ) -> bool:
     """Place every slot of the plan; False when a required piece cannot be placed."""
+
+    def count(lo: int, hi: int) -> int:
+        n = int(rng.integers(lo, hi + 1))
+        if clutter > 0.0 and hi > lo and rng.random() < clutter:
+            n = max(n, int(rng.integers(lo, hi + 1)))
+        return n
+
     groups: dict[str, list[_Placed]] = {}
     next_group = 0
     for slot in plan:
@@ -400,7 +421,7 @@ def _furnish(
         if slot.anchor is not None:
             anchors = groups.get(slot.anchor, [])
             for a in anchors:
-                n = int(rng.integers(lo, hi + 1))
+                n = count(lo, hi)
                 if n == 0:
                     continue
                 inst = _draw_instance(rng, library, category, sources, max_h, slot.min_height)
@@ -408,7 +429,7 @@ def _furnish(
                     continue
                 groups[slot.key] += _place_anchored(rng, layout, slot, inst, a, n)
             continue
-        n = int(rng.integers(lo, hi + 1))
+        n = count(lo, hi)
         for _ in range(n):
             inst = _draw_instance(rng, library, category, sources, max_h, slot.min_height)
             placed = None if inst is None else _place_alone(rng, layout, slot, inst, next_group)

@@ -21,7 +21,7 @@ from perspecta.world.samplers.common import (
     resolve_category,
     sample_sun,
 )
-from perspecta.world.scene import RGB, Ground, Scene
+from perspecta.world.scene import RGB, Camera, Ground, Scene, SceneObject
 
 if TYPE_CHECKING:
     from perspecta.assets.library import AssetLibrary
@@ -62,6 +62,8 @@ def sample_studio(
     fill: tuple[float, float] = (0.55, 0.8),
     image_size: int | tuple[int, int] = 256,
     color: RGB | None = None,
+    n_distractors: int = 0,
+    distractor_categories: Sequence[str] | None = None,
 ) -> Scene:
     """One object at the origin and a camera ("main") aimed at its bbox centre.
 
@@ -70,6 +72,11 @@ def sample_studio(
     ``camera_elevation``; each is drawn when not given. Its distance makes the object's
     bounding sphere span a fraction ``fill`` of the field of view unless
     ``camera_distance`` fixes it. ``yaw`` fixes the object's yaw (else uniform).
+
+    ``n_distractors`` other objects (of ``distractor_categories``, sized within a factor
+    of two of the target) stand on the ground *behind* the target as seen from the
+    camera, clear of its footprint whatever its yaw, so they add clutter without ever
+    hiding it; they are objects 1.. after the target (object 0).
     """
     width, height = (image_size, image_size) if isinstance(image_size, int) else image_size
     if asset_id is not None:
@@ -108,12 +115,47 @@ def sample_studio(
         color=jitter_color(rng, STUDIO_GROUNDS[int(rng.integers(len(STUDIO_GROUNDS)))]),
         sky_color=jitter_color(rng, STUDIO_SKIES[int(rng.integers(len(STUDIO_SKIES)))]),
     )
+    objects = [obj] + _distractors(rng, library, obj, camera, n_distractors, distractor_categories)
     return Scene(
         scene_id=scene_id,
         seed=int(seed),
         kind="studio",
-        objects=renumber([obj]),
+        objects=renumber(objects),
         cameras=[camera],
         light=sample_sun(rng),
         ground=ground,
     )
+
+
+def _distractors(
+    rng: np.random.Generator, library: AssetLibrary, target: SceneObject, camera: Camera, n: int,
+    categories: Sequence[str] | None,
+) -> list[SceneObject]:
+    """Up to ``n`` objects behind ``target`` (farther from the camera), none within the
+    circle that holds the target's footprint at any yaw, nor overlapping each other."""
+    if n <= 0:
+        return []
+    size = max(target.size)
+    pool = [a for a in library.all() if (categories is None or a.category in categories)
+            and a.asset_id != target.asset_id and 0.5 * size <= max(a.size) <= 2.0 * size]
+    if not pool:
+        return []
+    t = np.asarray(target.pose.position[:2], dtype=float)
+    away = t - np.asarray(camera.position[:2], dtype=float)
+    away /= max(1e-9, float(np.linalg.norm(away)))
+    side = np.array([-away[1], away[0]])
+    r_t = 0.5 * float(np.hypot(target.size[0], target.size[1]))
+    placed: list[tuple[np.ndarray, float]] = [(t, r_t)]
+    out: list[SceneObject] = []
+    for k in range(n):
+        info = pool[int(rng.integers(len(pool)))]
+        inst = instantiate(rng, library, info)
+        r_d = 0.5 * float(np.hypot(inst.size[0], inst.size[1]))
+        for _try in range(20):
+            p = t + away * float(rng.uniform(r_t + r_d + 0.3, r_t + r_d + 2.5 * size)) \
+                + side * float(rng.uniform(-1.5, 1.5)) * size
+            if all(float(np.linalg.norm(p - q)) > r + r_d + 0.15 for q, r in placed):
+                out.append(make_object(f"d{k}", inst, float(p[0]), float(p[1]), float(rng.uniform(0.0, 360.0))))
+                placed.append((p, r_d))
+                break
+    return out

@@ -1,0 +1,160 @@
+"""`perspecta audit` on datasets written to disk with planted shortcuts (and without)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perspecta.audit.core import audit_dataset
+from perspecta.audit.features import AuditInputError
+from perspecta.audit.images import CACHE_FILE
+from perspecta.audit.readability import summarise
+from perspecta.audit.stats import share_interval
+from perspecta.audit.synthetic import SUITE, hidden_key_features, planted_dataset
+from perspecta.dataset.item import Item
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "perspecta.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def toy_suite_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Declare ``audit_features`` for the synthetic suite, as a suite package would."""
+    module = types.ModuleType(f"perspecta.suites.{SUITE}")
+    module.audit_features = hidden_key_features  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
+
+
+@pytest.mark.parametrize("kind,family", [
+    ("imbalance", "prior"), ("parity", "ids"), ("text", "text"), ("text_slot", "text"),
+    ("identical_images", "images"), ("suite_feature", "features"),
+])
+def test_each_planted_shortcut_fails_the_audit_through_its_own_predictor(
+        tmp_path: Path, toy_suite_hook: None, kind: str, family: str) -> None:
+    result = audit_dataset(planted_dataset(tmp_path / kind, kind, seed=11))
+    assert not result.ok
+    assert {c.task for c in result.failures} == {"planted"}  # the clean tasks stay clean
+    task_cell = next(c for c in result.cells if c.task == "planted" and c.subtype is None)
+    caught = task_cell.predictors[family]
+    assert caught is not None and caught.lo - task_cell.chance > result.threshold
+    if family != "prior":  # the shortcut is not a mere answer imbalance
+        prior = task_cell.predictors["prior"]
+        assert prior is not None and prior.lo - task_cell.chance <= result.threshold
+    assert task_cell.evidence  # the strongest features name what it learnt
+
+
+def test_a_clean_balanced_dataset_passes_and_writes_json(tmp_path: Path) -> None:
+    root = planted_dataset(tmp_path / "clean", "clean", n_units=120, seed=5)
+    out = tmp_path / "audit.json"
+    r = cli("audit", str(root), "--json", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["ok"] is True and data["failures"] == []
+    judged = [c for c in data["cells"] if c["judged"]]
+    assert len(judged) >= 5
+    for c in data["cells"]:
+        for est in c["predictors"].values():
+            assert est is None or 0.0 <= est["lo"] <= est["value"] <= est["hi"] <= 1.0
+
+
+def test_cli_exits_1_and_names_the_failing_task(tmp_path: Path) -> None:
+    root = planted_dataset(tmp_path / "parity", "parity", seed=2)
+    out = tmp_path / "audit.json"
+    r = cli("audit", str(root), "--json", str(out))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAIL" in r.stdout and "toy/planted" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["ok"] is False and "toy/planted" in data["failures"]
+    assert data["worst_by_suite"][SUITE].startswith("toy/planted")
+
+
+def test_same_dataset_same_json_bytes_and_image_hashes_are_cached(tmp_path: Path) -> None:
+    root = planted_dataset(tmp_path / "d", "identical_images", seed=3)
+    first = json.dumps(audit_dataset(root).to_dict())
+    assert (root / CACHE_FILE).is_file()
+    second = json.dumps(audit_dataset(root).to_dict())
+    assert first == second
+
+
+def test_text_only_controls_are_reported_apart_and_never_fail(tmp_path: Path) -> None:
+    result = audit_dataset(planted_dataset(tmp_path / "ctl", "text", seed=4, text_only_controls=True))
+    assert result.ok
+    planted = [c for c in result.cells if c.task == "planted"]
+    assert planted and all(c.control for c in planted)
+    task_cell = next(c for c in planted if c.subtype is None)
+    assert task_cell.predictors["text"] is not None
+    assert task_cell.predictors["text"].lo - task_cell.chance > result.threshold  # still measured as text-solvable
+
+
+def test_tiny_subtypes_are_shown_but_not_judged(tmp_path: Path) -> None:
+    result = audit_dataset(planted_dataset(tmp_path / "tiny", "parity", n_units=6, seed=1))
+    assert result.ok
+    assert all(not c.judged for c in result.cells)
+    assert any(c.task == "planted" for c in result.cells)
+
+
+def test_interval_never_collapses_on_a_perfect_small_cell() -> None:
+    hits = np.ones(9, dtype=bool)
+    est = share_interval(hits, np.arange(9), "k")
+    assert est.value == 1.0 and est.lo < 0.75  # a percentile bootstrap alone would give [1, 1]
+    big = share_interval(np.arange(400) % 2 == 0, np.arange(400), "k")
+    assert 0.44 < big.lo < 0.5 < big.hi < 0.56
+
+
+def test_missing_and_malformed_datasets_get_one_line_errors(tmp_path: Path) -> None:
+    r = cli("audit", str(tmp_path / "nope"))
+    assert r.returncode == 2 and "no such dataset directory" in r.stdout and len(r.stdout.strip().splitlines()) == 1
+    root = planted_dataset(tmp_path / "bad", "clean", n_units=6)
+    lines = (root / "items.jsonl").read_text().splitlines()
+    (root / "items.jsonl").write_text("\n".join([lines[0], "{not json", *lines[2:]]) + "\n")
+    r = cli("audit", str(root))
+    assert r.returncode == 2 and "items.jsonl:2" in r.stdout and len(r.stdout.strip().splitlines()) == 1
+
+
+def test_a_broken_suite_hook_names_the_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType(f"perspecta.suites.{SUITE}")
+    module.audit_features = lambda item: {"x": [1, 2]}  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
+    with pytest.raises(AuditInputError, match=r"audit_features\['x'\] for toy/"):
+        audit_dataset(planted_dataset(tmp_path / "d", "clean", n_units=4))
+
+
+def test_readability_is_summarised_per_task() -> None:
+    def item(i: int, pixels: int, deg: float) -> Item:
+        return Item(id=f"s/t/base/{i:06d}", suite="s", task="t", question="<image>", images=["images/x.png"],
+                    answer_type="yesno", answer="yes",
+                    metadata={"readability": {"objects": {"a": {"pixels": pixels, "box": [10, 4 + i],
+                                                                "marker_cover": 0.1 * i}},
+                                              "bin_margin": {"deg": deg, "bin_width": 45.0},
+                                              "winner_margin": {"value": 2.0 * (i + 1), "min": 2.0, "unit": "m"}}})
+    summary = summarise([item(0, 900, 3.0), item(1, 100, 9.0), item(2, 400, 20.0)])
+    q = summary["s/t"]["quantities"]
+    assert summary["s/t"]["items"] == 3
+    assert q["object_pixels"] == {"n": 3, "min": 100.0, "median": 400.0, "max": 900.0}
+    assert q["object_box_min_side"]["min"] == 4.0
+    assert q["bin_margin_share"]["min"] == pytest.approx(3.0 / 45.0, abs=1e-4)
+    assert q["winner_margin_ratio"]["median"] == 2.0
+
+
+def test_a_suite_can_choose_the_metadata_fields_the_generic_features_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # text_slot names the first-mentioned object as metadata "category", and it is never the answer
+    root = planted_dataset(tmp_path / "slot", "text_slot", seed=3)
+
+    def features_score() -> float:
+        cell = next(c for c in audit_dataset(root).cells if c.task == "planted" and c.subtype is None)
+        return cell.predictors["features"].value  # type: ignore[union-attr]
+
+    default = features_score()
+    module = types.ModuleType(f"perspecta.suites.{SUITE}")
+    module.AUDIT_METADATA_KEYS = ()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
+    assert features_score() < default - 0.15

@@ -1,0 +1,173 @@
+"""DORI shortcut and readability fixes: stratified answer classes, nuisance changes in
+every image pair, real-asset CBD targets, tags beside (not on) targets, and planted
+contract violations that must make a unit redraw or fail loudly."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perspecta.assets.library import AssetLibrary
+from perspecta.render.base import get_renderer
+from perspecta.suites.context import TaskContext
+from perspecta.suites.dori import audit_features
+from perspecta.suites.dori.common import (
+    FRONTLESS_REAL,
+    Unreadable,
+    balanced_class,
+    check_readable,
+    draw_tag,
+    pick_target,
+    render_boxed,
+    resample,
+)
+from perspecta.suites.registry import get_task
+from perspecta.world import readability
+from perspecta.world.samplers import sample_studio
+
+
+@pytest.fixture(scope="module")
+def lib() -> AssetLibrary:
+    return AssetLibrary.default()
+
+
+@pytest.fixture(scope="module")
+def renderer(lib: AssetLibrary):  # type: ignore[no-untyped-def]
+    r = get_renderer("gl", library=lib)
+    yield r
+    r.close()
+
+
+def ctx_for(lib: AssetLibrary, renderer, tmp: Path, task: str, index: int, seed: int = 3, **config) -> TaskContext:  # type: ignore[no-untyped-def]
+    return TaskContext("dori", task, index, seed, lib, renderer, tmp, config={"image_size": 256, **config})
+
+
+def test_balanced_class_holds_every_class_once_per_block(lib: AssetLibrary, tmp_path: Path) -> None:
+    classes = [balanced_class(ctx_for(lib, None, tmp_path, "directional_facing", i), 4, "coarse") for i in range(20)]
+    for b in range(4):
+        assert sorted(classes[5 * b:5 * b + 5], key=lambda c: -1 if c is None else c) == [None, 0, 1, 2, 3]
+    # the order is seeded, not a function of the index: blocks differ, and so do root seeds
+    assert len({tuple(map(str, classes[5 * b:5 * b + 5])) for b in range(4)}) > 1
+    other = [balanced_class(ctx_for(lib, None, tmp_path, "directional_facing", i, seed=4), 4, "coarse")
+             for i in range(20)]
+    assert other != classes
+
+
+def test_cbd_targets_are_mostly_real_assets_and_sources_match(lib: AssetLibrary, tmp_path: Path) -> None:
+    cbd = [pick_target(ctx_for(lib, None, tmp_path, "view_parallelism", i), cbd=True) for i in range(200)]
+    front = [pick_target(ctx_for(lib, None, tmp_path, "view_parallelism", i), cbd=False) for i in range(200)]
+    assert all(not a.has_front for a in cbd) and all(a.has_front for a in front)
+    real = sum(a.asset_id in FRONTLESS_REAL for a in cbd)
+    assert real >= 0.7 * len(cbd)  # real frontless assets far outnumber primitives
+    proc_cbd = sum(a.source == "proc" for a in cbd) / len(cbd)
+    proc_front = sum(a.source == "proc" for a in front) / len(front)
+    assert abs(proc_cbd - proc_front) < 0.1  # the source says nothing about the key
+
+
+def test_contract_problems_raise_unreadable() -> None:
+    with pytest.raises(Unreadable, match="visible px"):
+        check_readable({"objects": {"A": {"pixels": 300, "box": [30, 15], "marker_cover": 0.0}}})
+    with pytest.raises(Unreadable, match="markers cover"):
+        check_readable({"objects": {"A": {"pixels": 5000, "box": [80, 90], "marker_cover": 0.2}}})
+    with pytest.raises(Unreadable, match="bin edge"):
+        check_readable({"bin_margin": {"deg": 5.0, "bin_width": 45.0}})
+    ok = {"objects": {"A": {"pixels": 5000, "box": [80, 90], "marker_cover": 0.01}},
+          "bin_margin": {"deg": 12.0, "bin_width": 45.0}}
+    assert check_readable(ok) is ok
+
+
+def test_resample_redraws_then_fails_loudly(lib: AssetLibrary, tmp_path: Path) -> None:
+    ctx = ctx_for(lib, None, tmp_path, "view_parallelism", 0)
+    seen: list[int] = []
+
+    def flaky(attempt: int) -> str:
+        seen.append(attempt)
+        if attempt < 2:
+            raise Unreadable("planted: too small")
+        return "ok"
+
+    assert resample(ctx, flaky, "test") == "ok" and seen == [0, 1, 2]
+
+    def never(attempt: int) -> str:
+        raise Unreadable("planted: marker on the face")
+
+    with pytest.raises(RuntimeError, match="unreadable after 4 draws"):
+        resample(ctx, never, "test", tries=4)
+
+
+def test_a_tiny_target_is_refused(lib: AssetLibrary, renderer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # plant a far camera: the object shrinks to a few pixels and must not pass
+    scene = sample_studio(np.random.default_rng(0), lib, scene_id="tiny", seed=0, asset_id="proc:person",
+                          image_size=256, camera_distance=80.0)
+    with pytest.raises(Unreadable, match="visible px|visible box"):
+        render_boxed(ctx_for(lib, renderer, tmp_path, "view_parallelism", 0), scene)
+    near = sample_studio(np.random.default_rng(0), lib, scene_id="near", seed=0, asset_id="proc:person", image_size=256)
+    _, _, facts = render_boxed(ctx_for(lib, renderer, tmp_path, "view_parallelism", 0), near)
+    assert facts["marker_cover"] <= readability.DEFAULT_CONTRACT.max_marker_cover
+
+
+def test_tags_stand_beside_their_objects() -> None:
+    inst = np.zeros((256, 256), dtype=np.int32)
+    inst[100:200, 60:110] = 1  # object A
+    inst[120:180, 160:200] = 2  # object B
+    rgb = np.full((256, 256, 3), 128, dtype=np.uint8)
+    taken: list[tuple[int, int, int, int]] = []
+    out = draw_tag(rgb, inst, 0, "A", taken)
+    out = draw_tag(out, inst, 1, "B", taken)
+    marks = readability.overlay_mask(rgb, out)
+    for idx in (1, 2):
+        assert readability.object_facts(inst, idx, marks)["marker_cover"] <= 0.02
+    assert len(taken) == 2
+    full = np.ones((64, 64), dtype=np.int32)  # no background left: nowhere to put a tag
+    with pytest.raises(Unreadable, match="no free spot"):
+        draw_tag(np.zeros((64, 64, 3), dtype=np.uint8), full, 0, "A", [])
+
+
+@pytest.mark.parametrize("task", ["viewer_scene_direction", "compound_rotation"])
+def test_every_pair_differs_in_nuisance_not_only_rotated_ones(lib: AssetLibrary, renderer, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                              task: str) -> None:
+    items = [it for i in range(5) for it in get_task("dori", task).generate(ctx_for(lib, renderer, tmp_path, task, i))]
+    answers = Counter(it.metadata["answer_text"] for it in items)
+    assert len(answers) >= 4
+    for it in items:
+        a, b = (hashlib.md5((tmp_path / p).read_bytes()).hexdigest() for p in it.images)
+        assert a != b, f"{it.id}: identical pair ({it.metadata['answer_text']})"
+        assert it.metadata["second_image"]["light"] and it.metadata["readability"]["objects"]
+    feats = audit_features(items[0].to_dict())
+    assert feats["primitive"] in ("yes", "no") and feats["n_images"] == 2.0
+
+
+def test_studio_distractors_stand_behind_and_clear_of_the_target(lib: AssetLibrary) -> None:
+    for seed in range(5):
+        scene = sample_studio(np.random.default_rng(seed), lib, scene_id="d", seed=seed, asset_id="proc:person",
+                              image_size=128, n_distractors=3, distractor_categories=("chair", "person", "plant"))
+        target, cam = scene.objects[0], scene.camera("main")
+        to_target = np.asarray(target.pose.position[:2]) - np.asarray(cam.position[:2])
+        reach = 0.5 * float(np.hypot(target.size[0], target.size[1]))
+        assert len(scene.objects) >= 2 and [o.id for o in scene.objects][0] == "obj0"
+        for d in scene.objects[1:]:
+            rel = np.asarray(d.pose.position[:2]) - np.asarray(target.pose.position[:2])
+            assert float(rel @ to_target) > 0  # farther from the camera than the target: it cannot hide it
+            assert float(np.linalg.norm(rel)) > reach + 0.5 * float(np.hypot(d.size[0], d.size[1]))
+            assert d.asset_id != target.asset_id
+    plain = sample_studio(np.random.default_rng(0), lib, scene_id="p", seed=0, asset_id="proc:person", image_size=128)
+    assert len(plain.objects) == 1  # the default draws nothing extra (other suites' bytes unchanged)
+
+
+def test_the_answer_letter_is_stratified_too(lib: AssetLibrary, tmp_path: Path) -> None:
+    from perspecta.suites.dori.common import shuffled
+
+    texts = ["w", "x", "y", "z"]
+    letters = []
+    for i in range(12):
+        opts = shuffled(ctx_for(lib, None, tmp_path, "view_parallelism", i), texts, "y", "coarse")
+        assert sorted(o.text for o in opts) == texts
+        letters.append(next(o.label for o in opts if o.text == "y"))
+    for b in range(3):
+        assert sorted(letters[4 * b:4 * b + 4]) == ["A", "B", "C", "D"]
+    with pytest.raises(ValueError, match="not among"):
+        shuffled(ctx_for(lib, None, tmp_path, "view_parallelism", 0), texts, "q", "coarse")

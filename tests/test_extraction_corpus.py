@@ -1,0 +1,74 @@
+"""The extraction corpus: hand-labelled replies in the formats real VLMs produce.
+
+Each line of ``data/extraction_corpus.jsonl`` is a reply, the item's format (answer
+type, options, candidates) and what a careful reader concludes (``expected``, null =
+no single answer). Every reply is read once per possible gold answer: extraction must
+give the same reading whatever the gold is (it never looks at it), that reading must be
+the expected one, and it is credited exactly when the expected answer is the gold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from perspecta.dataset.item import Item, Option
+from perspecta.score.extract import is_correct, parse
+from perspecta.score.scoring import score_response
+
+CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"
+ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _golds(row: dict) -> list[str]:
+    if row["kind"] == "mcq":
+        return [o["label"] for o in row["options"]]
+    if row["kind"] == "yesno":
+        return ["yes", "no"]
+    return list(row["candidates"])
+
+
+def _item(row: dict, gold: str) -> Item:
+    suite = {"mcq": "dori", "yesno": "lrr", "open": "pcsr"}[row["kind"]]
+    return Item(id="corpus/0", suite=suite, task="t", question="Q", images=[], answer_type=row["kind"],
+                answer=gold, options=[Option(**o) for o in row.get("options", [])],
+                metadata={"candidates": row["candidates"]} if "candidates" in row else {})
+
+
+def test_corpus_is_large_and_covers_every_style() -> None:
+    assert len(ROWS) >= 200
+    styles = Counter(r["style"] for r in ROWS)
+    assert {"issue", "tags", "json", "phrase", "boxed", "lead", "tail", "bare", "reasoning"} <= set(styles)
+    assert sum(r["expected"] is None for r in ROWS) >= 50  # hedges, refusals, two answers
+
+
+def test_corpus_zero_false_credits_zero_misreads() -> None:
+    """Every reply, under every possible gold: read as labelled, credited only when right."""
+    misreads, false_credits, gold_dependent = [], [], []
+    for row in ROWS:
+        readings = set()
+        for gold in _golds(row):
+            item = _item(row, gold)
+            got = parse(row["reply"], item).answer
+            readings.add(got)
+            rec = score_response(item, model="m", response=row["reply"])
+            should = row["expected"] is not None and is_correct(row["expected"], item)
+            if bool(rec.correct) and not should:
+                false_credits.append((row["reply"], gold, got))
+        if len(readings) > 1:
+            gold_dependent.append((row["reply"], readings))
+        got = readings.pop() if len(readings) == 1 else readings
+        if got != row["expected"]:
+            misreads.append((row["style"], row["reply"], row["expected"], got))
+    assert not gold_dependent, gold_dependent
+    assert not misreads, "\n".join(map(repr, misreads))
+    assert not false_credits, false_credits
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r["style"] == "issue"], ids=lambda r: r["reply"][:40])
+def test_issue_cases(row: dict) -> None:
+    for gold in _golds(row):
+        assert parse(row["reply"], _item(row, gold)).answer == row["expected"]
