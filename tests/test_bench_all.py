@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from perspecta.bench import SETUP_PEERS, BenchSizes, _harness_rows, run_score_bench
 from perspecta.cli import app
+from perspecta.suites import registry
 
 
 def test_score_bench_reads_and_summarises_every_synthetic_record() -> None:
@@ -37,4 +38,6 @@ def test_bench_all_quick_prints_every_figure(tmp_path: Path) -> None:
                 "| generate ray, 2 workers", "| generate ray, scaling 1 → 2 workers", "| storage per 1K items",
                 "| harness perspecta, concurrency 4", "| score (read + summarize)", "| report"):
         assert row in text, row
+    for suite in registry.suites():  # a row per registered suite
+        assert f"| generate {suite} (all tasks, defaults)" in text, suite
     assert "failed:" not in text, text

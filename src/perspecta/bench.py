@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perspecta.dataset.generate import one_rasteriser_thread
 from perspecta.world.scene import Camera, Ground, Pose, Room, Scene, SceneObject
 
 
@@ -118,6 +119,7 @@ def run_render_bench(*, frames: int = 30, renderers: list[str] | None = None, un
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import get_renderer
 
+    one_rasteriser_thread()  # raw renders on the same one-thread llvmpipe as every generation worker
     library = AssetLibrary.default()
     rows = []
     raw_256: dict[str, float] = {}
@@ -179,11 +181,12 @@ class BenchSizes:
     peers: tuple[str, ...] = ("lmms-eval", "inspect-ai")
     score_records: int = 1_000_000
     report_records: int = 1_000_000
+    suite_units: int = 2  # units per task of each suite's rows (`bench generate` at this size)
 
     @classmethod
     def quick(cls) -> BenchSizes:
         return cls(frames=2, units=1, harness_items=20, harness_concurrency=(4,), peers=(),
-                   score_records=2000, report_records=8)
+                   score_records=2000, report_records=8, suite_units=1)
 
 
 def _render_rows(frames: int) -> list[Row]:
@@ -238,6 +241,20 @@ def _generation_rows(units: int) -> list[Row]:
     if per_item is not None:
         rows.append(("storage per 1K items", f"{per_item * 1000 / 2**20:.1f} MiB",
                      "dori/view_parallelism, 256² PNG, 2 items per image, with jsonl + manifest"))
+    return rows
+
+
+def _suite_rows(units: int, repeats: int) -> list[Row]:
+    """One row per registered suite: ``perspecta bench generate`` at ``units`` per task."""
+    from perspecta.bench_generate import measure_all
+
+    rows: list[Row] = []
+    for r in measure_all(units, repeats=repeats):
+        rows.append((f"generate {r.suite} (all tasks, defaults), 1 → 2 local workers",
+                     f"{r.items / r.wall_s[1]:.2f} → {r.items / r.wall_s[2]:.2f} items/s",
+                     f"{r.images / r.wall_s[1]:.2f} → {r.images / r.wall_s[2]:.2f} images/s, wall incl. start-up, "
+                     f"{units} units/task; raw-render CPU for its {r.n_renders} frames = "
+                     f"{r.raw_cpu_s / r.cpu_s:.0%} of its CPU (`perspecta bench generate` breaks it down)"))
     return rows
 
 
@@ -362,8 +379,10 @@ def run_all(sizes: BenchSizes | None = None, *, venv_root: Path | None = None, s
         found, harness_report = _harness_rows(sizes, venv_root, say)
         return found
 
+    one_rasteriser_thread()  # raw renders on the same one-thread llvmpipe as every generation worker
     section("render", lambda: _render_rows(sizes.frames))
     section("generation", lambda: _generation_rows(sizes.units))
+    section("generation per suite", lambda: _suite_rows(sizes.suite_units, 1 if sizes.suite_units == 1 else 3))
     section("harness", harness)
     section("scoring", lambda: _score_rows(sizes.score_records))
     section("report", lambda: _report_rows(sizes.report_records))

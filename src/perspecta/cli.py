@@ -309,6 +309,24 @@ def bench_render(
     console.print(run_render_bench(frames=frames, renderers=renderers, units=units))
 
 
+@bench_app.command("generate")
+def bench_generate(
+    units: int = typer.Option(4, "--units", help="Units per task of every run."),
+    suites: Optional[list[str]] = typer.Option(None, "--suite", help="Suites to measure (default: every registered one)."),
+    quick: bool = typer.Option(False, "--quick", help="One unit per task, one raw frame per size: checks the plumbing."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the Markdown report to this file."),
+) -> None:
+    """Every suite at its defaults: items/s and images/s with 1 and 2 local workers, the raw renderer on
+    the same frames, and where each unit's CPU goes (sampling, render passes, remap, masks, PNG, writing)."""
+    from perspecta.bench_generate import run_generate_bench
+
+    report = run_generate_bench(1 if quick else units, suites=suites, repeats=1 if quick else 3,
+                                say=lambda msg: console.print(msg, style="dim", highlight=False, markup=False))
+    if out is not None:
+        out.write_text(report + "\n", encoding="utf-8")
+    typer.echo(report)
+
+
 @bench_app.command("harness")
 def bench_harness(
     concurrency: list[int] = typer.Option([1, 16, 64], "--concurrency", "-c", help="Concurrency levels (repeat the flag)."),

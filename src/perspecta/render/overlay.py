@@ -14,6 +14,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from perspecta import timing
+
 Color = tuple[int, int, int]
 
 
@@ -77,6 +79,7 @@ def _draw_label(
     draw.text((x + pad - l, y + pad - t), text, font=f, fill=_text_on(fill))
 
 
+@timing.timed("overlay")
 def draw_box(
     rgb: np.ndarray,
     box_xyxy: Sequence[float],
@@ -104,6 +107,7 @@ def draw_box(
     return np.asarray(img).copy()
 
 
+@timing.timed("overlay")
 def draw_dot(
     rgb: np.ndarray,
     xy: Sequence[float],
@@ -131,6 +135,7 @@ def draw_dot(
     return np.asarray(img).copy()
 
 
+@timing.timed("overlay")
 def side_by_side(
     images: Sequence[np.ndarray],
     labels: Sequence[str] | None = None,
@@ -171,6 +176,7 @@ def side_by_side(
     return np.asarray(canvas).copy()
 
 
+@timing.timed("overlay")
 def grid_composite(
     images: Sequence[np.ndarray],
     cells: Sequence[tuple[int, int]],

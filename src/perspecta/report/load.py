@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perspecta import fastjson
+
 RESULTS_FILE = "results.jsonl"
-_DECODER = json.JSONDecoder()  # decode() on str skips json.loads' per-call encoding detection
 REQUIRED = ("item_id", "suite", "task", "model", "status")
 STATUSES = ("ok", "unparsed", "failed")
 
@@ -91,7 +92,7 @@ def iter_lines(files: list[Path], known_suites: set[str]) -> Iterator[Line]:
                 if not raw.strip():
                     continue
                 try:
-                    rec = _DECODER.decode(raw.decode("utf-8"))
+                    rec = fastjson.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     if not raw.endswith(b"\n"):  # the interrupted final line of a run
                         continue

@@ -49,13 +49,13 @@ def shard_units(units: list[Unit], slots: int) -> list[list[Unit]]:
 def _worker_for(store_spec: str, config: GenerationConfig) -> _Worker:
     """One renderer and asset library per Ray worker process, reused by every task it runs."""
     global _CACHED
-    from perspecta.dataset.generate import _config_record, _Worker
+    from perspecta.dataset.generate import _config_record, _Worker, one_rasteriser_thread
 
     key = store_spec + json.dumps(_config_record(config), sort_keys=True)
     if _CACHED is None or _CACHED[0] != key:
         if _CACHED is not None:
             _CACHED[1].close()
-        os.environ.setdefault("LP_NUM_THREADS", "1")  # the tasks already fill the cores
+        one_rasteriser_thread()
         _CACHED = (key, _Worker(open_store(store_spec), config))
     return _CACHED[1]
 

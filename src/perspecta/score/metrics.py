@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from perspecta import fastjson
 from perspecta.score.records import ScoredRecord
 from perspecta.score.registry import metrics_for
 
@@ -37,18 +38,18 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results log not found")
     latest: dict[tuple[str, str, str, int, str], ScoredRecord] = {}
-    lines = path.read_bytes().split(b"\n")
-    for i, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            d = json.loads(raw)
-        except json.JSONDecodeError:
-            if i == len(lines):  # unterminated final line of an interrupted run
+    with open(path, "rb") as f:  # line by line: the file is never held in memory whole
+        for i, raw in enumerate(f, start=1):
+            if not raw.strip():
                 continue
-            raise ValueError(f"{path}:{i}: invalid JSON in results log") from None
-        rec = ScoredRecord.from_dict(d)
-        latest[(rec.model, rec.prompt_mode, rec.dataset, rec.repeat, rec.item_id)] = rec
+            try:
+                d = fastjson.loads(raw)
+            except json.JSONDecodeError:
+                if not raw.endswith(b"\n"):  # unterminated final line of an interrupted run
+                    continue
+                raise ValueError(f"{path}:{i}: invalid JSON in results log") from None
+            rec = ScoredRecord.from_dict(d)
+            latest[(rec.model, rec.prompt_mode, rec.dataset, rec.repeat, rec.item_id)] = rec
     return list(latest.values())
 
 

@@ -44,5 +44,10 @@ class ScoredRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ScoredRecord:
-        known = set(cls.__dataclass_fields__)
+        known = _FIELDS
+        if d.keys() <= known:  # the usual line: no filtering copy (a third of reading 1M records)
+            return cls(**d)
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+_FIELDS = frozenset(ScoredRecord.__dataclass_fields__)

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from perspecta import timing
+
 
 @dataclass(frozen=True)
 class Contract:
@@ -50,6 +52,7 @@ class Contract:
 DEFAULT_CONTRACT = Contract()
 
 
+@timing.timed("masks")
 def object_facts(instance_mask: np.ndarray, object_index: int, marker_mask: np.ndarray | None = None) -> dict[str, Any]:
     """Visible pixels, visible box ``[w, h]`` and the share covered by markers for one
     object of an instance mask (``marker_mask``: True where an overlay was drawn)."""
@@ -66,6 +69,7 @@ def object_facts(instance_mask: np.ndarray, object_index: int, marker_mask: np.n
     return {"pixels": pixels, "box": box, "marker_cover": round(cover, 4)}
 
 
+@timing.timed("masks")
 def overlay_mask(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     """Pixels an overlay changed: compare the image before and after drawing markers."""
     if before.shape != after.shape:

@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from perspecta import timing
 from perspecta.world.orientation import (
     PointLike,
     _dominant,
@@ -221,11 +222,13 @@ def motion_direction(
 # ------------------------------------------------------------------------ masks
 
 
+@timing.timed("masks")
 def mask_area(instance_mask: np.ndarray, object_index: int) -> int:
     """Pixels of scene.objects[object_index] in an instance mask (label object_index + 1)."""
     return int(np.count_nonzero(np.asarray(instance_mask) == object_index + 1))
 
 
+@timing.timed("masks")
 def mask_bbox(instance_mask: np.ndarray, object_index: int) -> tuple[int, int, int, int] | None:
     """Pixel box (u0, v0, u1, v1) of scene.objects[object_index] in an instance mask, with
     u1/v1 exclusive (pixel edges, comparable to :func:`projected_bbox`); None if absent."""
@@ -239,6 +242,7 @@ def mask_bbox(instance_mask: np.ndarray, object_index: int) -> tuple[int, int, i
     return (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
 
 
+@timing.timed("masks")
 def visible_fraction(instance_mask: np.ndarray, solo_mask: np.ndarray, object_index: int) -> float:
     """Fraction of object i's silhouette that is visible in the full render.
 

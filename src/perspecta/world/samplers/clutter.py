@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from perspecta import timing
 from perspecta.world.samplers.common import (
     Instance,
     is_procedural,
@@ -169,6 +170,7 @@ def _sample_support(rng: np.random.Generator, library: AssetLibrary, sources: Se
     return make_object(SUPPORT_ID, inst, 0.0, 0.0, float(rng.choice([0.0, 90.0])))
 
 
+@timing.timed("sample")
 def sample_clutter(
     rng: np.random.Generator,
     library: AssetLibrary,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from perspecta import timing
 from perspecta.world.scene import RGB, Camera, Light, Pose, SceneObject
 
 if TYPE_CHECKING:
@@ -377,6 +378,7 @@ class Visibility:
     visible_fraction: float  # share of its projected hull not covered by nearer hulls
 
 
+@timing.timed("visibility")
 def visibility(
     objects: Sequence[SceneObject], camera: Camera, *, margin: float = 0.0, samples: int = 24
 ) -> list[Visibility]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from perspecta import timing
 from perspecta.world.samplers.common import (
     Instance,
     Rect,
@@ -234,6 +235,7 @@ class _Layout:
         self.placed.append(_Placed(obj, Rect.of(obj), clear, group, key, wall, t))
 
 
+@timing.timed("sample")
 def sample_room(
     rng: np.random.Generator,
     library: AssetLibrary,

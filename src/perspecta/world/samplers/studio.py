@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perspecta import timing
 from perspecta.world.samplers.common import (
     assets_in,
     available_categories,
@@ -42,6 +43,7 @@ STUDIO_SKIES: tuple[RGB, ...] = (
 )
 
 
+@timing.timed("sample")
 def sample_studio(
     rng: np.random.Generator,
     library: AssetLibrary,

@@ -1,0 +1,175 @@
+"""``perspecta bench generate``: every registered suite at its default settings, end to end,
+beside the raw renderer rendering the same frames in the same process.
+
+Two kinds of figure, because the machine may be shared:
+
+* **CPU shares** (steady under load): a serial run is timed with :mod:`perspecta.timing`,
+  which charges the process CPU time of each generic stage (sampling, render passes,
+  panorama remap, masks, overlays, PNG encoding, writing) of every unit; the raw
+  renderer then renders the anchors' scene once per frame the suite rendered, at the
+  same sizes and projections, and "share of raw bound" is that raw CPU over the suite's.
+* **Wall rates** (what a user waits for, noisy under load): items/s and images/s of
+  ``perspecta generate`` in a fresh process with 1 and 2 local workers, start-up included
+  (so use enough ``--units`` that start-up is small beside the work).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from perspecta import timing
+
+#: Stages in table order; whatever else a run spends (start-up, final assembly) is "other".
+STAGES = ("sample", "visibility", "task", "render.setup", "render.color", "render.ids", "panorama.remap",
+          "masks", "overlay", "png.encode", "write", "check")
+
+
+@dataclass
+class SuiteRun:
+    suite: str
+    items: int = 0
+    images: int = 0
+    cpu_s: float = 0.0  # process CPU of the serial run
+    wall_s: dict[int, float] = field(default_factory=dict)  # workers -> wall seconds
+    stages: Counter[str] = field(default_factory=Counter)
+    renders: Counter[tuple[int, int, str]] = field(default_factory=Counter)
+    raw_cpu_s: float = 0.0  # raw renderer CPU for the same frames
+
+    @property
+    def n_renders(self) -> int:
+        return sum(self.renders.values())
+
+
+def _generate(suite: str, units: int, workers: int, seed: int,
+              tasks: list[str] | None = None) -> tuple[float, float, dict]:
+    """(wall s, process CPU s, manifest) of one fresh generation of ``suite``."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+
+    config = GenerationConfig(suites=[suite], n=units, seed=seed, tasks=tasks)
+    with tempfile.TemporaryDirectory(prefix="perspecta-bench-gen-") as tmp:
+        wall, cpu = time.perf_counter(), time.process_time()
+        manifest = generate_dataset(Path(tmp) / "d", config, workers=workers)
+        return time.perf_counter() - wall, time.process_time() - cpu, manifest
+
+
+def _cli_wall(suite: str, units: int, workers: int, seed: int) -> float:
+    """Wall seconds of ``perspecta generate`` in a fresh process: what a user waits for,
+    interpreter start, imports and (with workers) the pool's start-up included, so 1 and
+    N workers pay the same kind of fixed cost."""
+    import subprocess
+    import sys
+
+    with tempfile.TemporaryDirectory(prefix="perspecta-bench-gen-") as tmp:
+        cmd = [sys.executable, "-m", "perspecta.cli", "generate", "--suite", suite, "--n", str(units),
+               "--seed", str(seed), "--workers", str(workers), "--out", str(Path(tmp) / "d")]
+        start = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[2:])} failed: {done.stderr.strip()[-300:]}")
+        return time.perf_counter() - start
+
+
+def _parse_renders(counts: Counter[str]) -> Counter[tuple[int, int, str]]:
+    out: Counter[tuple[int, int, str]] = Counter()
+    for key, n in counts.items():
+        if key.startswith("render "):
+            size, projection = key.split()[1:]
+            w, h = size.split("x")
+            out[(int(w), int(h), projection)] += n
+    return out
+
+
+def raw_render_cpu(frames: Counter[tuple[int, int, str]], repeats: int) -> float:
+    """Process CPU seconds the raw renderer needs for ``frames`` (size, projection -> count),
+    each timed on the anchors' scene (:func:`perspecta.bench.bench_scene`) ``repeats`` times."""
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.bench import bench_scene, panorama_scene
+    from perspecta.render.base import get_renderer
+
+    library = AssetLibrary.default()
+    renderer = get_renderer("gl", library=library)
+    total = 0.0
+    try:
+        for (w, h, projection), n in sorted(frames.items()):
+            scene = panorama_scene(library) if projection == "equirect" else bench_scene(library, w)
+            camera = replace(scene.cameras[0], width=w, height=h)
+            renderer.render(scene, camera)  # warm-up: targets, uploads
+            start = time.process_time()
+            for _ in range(repeats):
+                renderer.render(scene, camera)
+            total += n * (time.process_time() - start) / repeats
+    finally:
+        renderer.close()
+    return total
+
+
+def measure_suite(suite: str, units: int, *, workers: tuple[int, ...] = (1, 2), repeats: int = 3,
+                  seed: int = 123) -> SuiteRun:
+    """One suite: a timed serial run, then the other worker counts, then the raw renders."""
+    from perspecta.suites import registry
+
+    run = SuiteRun(suite)
+    # one unit first, untimed: the process's one-off costs (lazy imports, asset index)
+    # belong to no suite, and the 2-worker processes pay theirs inside their wall time anyway
+    _generate(suite, 1, 1, seed + 1, tasks=[registry.tasks(suite)[0].key])
+    with timing.collect() as tally:
+        wall, cpu, manifest = _generate(suite, units, 1, seed)
+    run.cpu_s = cpu
+    run.items, run.images = manifest["counts"]["items"], manifest["counts"]["images"]
+    run.stages = Counter(tally.seconds)
+    run.renders = _parse_renders(tally.counts)
+    for w in workers:
+        run.wall_s[w] = _cli_wall(suite, units, w, seed)
+    run.raw_cpu_s = raw_render_cpu(run.renders, repeats)
+    return run
+
+
+def measure_all(units: int, *, suites: list[str] | None = None, workers: tuple[int, ...] = (1, 2),
+                repeats: int = 3, say=None) -> list[SuiteRun]:
+    from perspecta.dataset.generate import one_rasteriser_thread
+    from perspecta.suites import registry
+
+    one_rasteriser_thread()  # the same one-thread renderer as every generation worker
+    runs = []
+    for suite in suites or registry.suites():
+        if say:
+            say(f"bench generate: {suite} ...")
+        runs.append(measure_suite(suite, units, workers=workers, repeats=repeats))
+    return runs
+
+
+def format_tables(runs: list[SuiteRun], units: int) -> str:
+    workers = sorted({w for r in runs for w in r.wall_s})
+    head = " | ".join(f"{w}w items/s | {w}w images/s" for w in workers)
+    lines = [f"Units per task: {units}; default settings; wall rates are `perspecta generate` in a fresh "
+             "process, start-up included (interpreter, imports, worker spawn, GL context, final assembly).", "",
+             f"| suite | items | images | renders | {head} | scaling 1→2 | CPU s/item | raw-render CPU for the "
+             "same frames | share of raw bound |",
+             "|---|---:|---:|---:|" + "---:|---:|" * len(workers) + "---:|---:|---:|---:|"]
+    for r in runs:
+        rates = " | ".join(f"{r.items / r.wall_s[w]:.2f} | {r.images / r.wall_s[w]:.2f}" for w in workers)
+        scale = f"{r.wall_s[1] / r.wall_s[2]:.2f}×" if 1 in r.wall_s and 2 in r.wall_s else "–"
+        lines.append(f"| {r.suite} | {r.items} | {r.images} | {r.n_renders} | {rates} | {scale} | "
+                     f"{r.cpu_s / max(r.items, 1):.3f} | {r.raw_cpu_s:.1f} s | {r.raw_cpu_s / r.cpu_s:.0%} |")
+    lines += ["", "Where the CPU of the serial run goes (share of its process CPU; stages are exclusive):", "",
+              "| suite | " + " | ".join(STAGES) + " | other |", "|---|" + "---:|" * (len(STAGES) + 1)]
+    for r in runs:
+        other = r.cpu_s - sum(r.stages.values())
+        cells = [f"{r.stages.get(s, 0.0) / r.cpu_s:.0%}" for s in STAGES] + [f"{other / r.cpu_s:.0%}"]
+        lines.append(f"| {r.suite} | " + " | ".join(cells) + " |")
+    lines += ["", "Frames rendered (size, projection: count):", ""]
+    for r in runs:
+        frames = ", ".join(f"{w}×{h} {p}: {n}" for (w, h, p), n in sorted(r.renders.items()))
+        lines.append(f"- {r.suite}: {frames} ({r.n_renders / max(r.images, 1):.2f} renders per saved image)")
+    return "\n".join(lines)
+
+
+def run_generate_bench(units: int = 4, *, suites: list[str] | None = None, repeats: int = 3, say=None) -> str:
+    from perspecta.bench import machine_description
+
+    runs = measure_all(units, suites=suites, repeats=repeats, say=say)
+    return f"Machine: {machine_description()}\n\n" + format_tables(runs, units)
