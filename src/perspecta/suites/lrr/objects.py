@@ -13,6 +13,9 @@ and the kind of each negative are strata drawn per pair of units
 (:func:`~perspecta.suites.lrr.common.stratum`), so no single frame, subject or facing
 predicts the answer; Obj-MD moves the subject in any ground direction, with the heading
 offset from the motion by 0 (yes), 90 or 180 degrees, or with the frames shuffled.
+Obj-M carries the camera along with the subject and swings it about the subject, so
+the subject keeps its pixel and size in both shots whether it moved or not, and it may
+turn on the spot in either case: only its place among the landmarks tells.
 Readability: the subject's visible pixels and box are measured on every render and a
 layout that breaks the contract is drawn again.
 """
@@ -61,7 +64,6 @@ from perspecta.world.oracle import (
     heading_matches_motion,
     heading_of,
     horizontal_fov,
-    wrap180,
 )
 from perspecta.world.readability import bin_margin
 from perspecta.world.samplers.common import Instance, Rect
@@ -333,19 +335,22 @@ def derive_m(item: Item, scenes: dict[str, Scene]) -> str:
     return yes_no(d >= MOVED_MIN)
 
 
-def _tracking_camera(cam: Camera, before: np.ndarray, after: np.ndarray, shift: np.ndarray, name: str) -> Camera:
-    """``cam`` translated by ``shift`` and turned so the subject (moved from ``before`` to
-    ``after``) keeps its horizontal bearing in the view: it stays at about the same pixel,
-    so only its place among the surroundings tells whether it moved."""
+def _orbit_camera(cam: Camera, before: np.ndarray, after: np.ndarray, orbit_deg: float, name: str) -> Camera:
+    """``cam`` carried along with the subject (from ``before`` to ``after``) and swung
+    ``orbit_deg`` about the vertical through it: the subject keeps its pixel and its
+    size in the image, whether it moved or not, so only its place among the
+    surroundings tells."""
+    c, s = math.cos(math.radians(orbit_deg)), math.sin(math.radians(orbit_deg))
+
+    def turn(v: np.ndarray) -> np.ndarray:
+        return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+
     pos = np.asarray(cam.position, dtype=float)
     look = np.asarray(cam.look_at, dtype=float)
-    new_pos = pos + np.array([shift[0], shift[1], 0.0])
-    turn = math.radians(float(wrap180(heading_of(after[:2] - new_pos[:2]) - heading_of(before[:2] - pos[:2]))))
-    v = look - pos
-    c, s = math.cos(turn), math.sin(turn)
-    v = np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+    pivot = np.array([before[0], before[1], 0.0])
+    new_pos = np.array([after[0], after[1], 0.0]) + turn(pos - pivot)
     return Camera(name=name, position=tuple(round(float(x), 5) for x in new_pos),  # type: ignore[arg-type]
-                  look_at=tuple(round(float(x), 5) for x in new_pos + v),  # type: ignore[arg-type]
+                  look_at=tuple(round(float(x), 5) for x in new_pos + turn(look - pos)),  # type: ignore[arg-type]
                   fov_y=cam.fov_y, width=cam.width, height=cam.height)
 
 
@@ -357,7 +362,7 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     size = view_size(ctx)
     name, subject = _subject(ctx)
     move_lengths = float(ctx.knob("move_body_lengths", {"easy": 2.0, "standard": 1.1, "hard": 0.8}))
-    camera_move = float(ctx.knob("camera_move_m", {"easy": 1.5, "standard": 2.5, "hard": 3.5}))
+    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 15.0, "standard": 30.0, "hard": 45.0}))
     turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 90.0, "hard": 180.0}))
     n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
     n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
@@ -371,8 +376,7 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
                           z=float(inst.size[2]) / 2)
         if p0 is None:
             return None
-        shift_len = camera_move * float(rng.uniform(0.85, 1.15))
-        shift = direction_from_heading(float(rng.uniform(0, 360)))[:2] * shift_len
+        swing = orbit * float(rng.uniform(0.85, 1.15)) * (1.0 if rng.random() < 0.5 else -1.0)
         move_len = max(0.6, move_lengths * float(inst.size[0]) * float(rng.uniform(0.9, 1.1))) if yes else 0.0
         p1 = p0[:2] + direction_from_heading(float(rng.uniform(0, 360)))[:2] * move_len
         yaw = float(rng.uniform(0, 360))
@@ -385,7 +389,7 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
         _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=n_landmarks,
                  block_distances=(9.0, 26.0))
         base = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
-        cam_b = _tracking_camera(cam, p0, np.array([p1[0], p1[1], 0.0]), shift, "main")
+        cam_b = _orbit_camera(cam, p0, p1, swing, "main")
         sheep_b = moved(base.object("target"), p1, yaw=yaw + turn)
         frame_a = with_objects(base, base.objects, f"{ctx.scene_prefix}-A")
         frame_b = with_objects(base, [sheep_b if o.id == "target" else o for o in base.objects],
@@ -395,12 +399,13 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
                 return None
             if count_in_view(fr, c, "lm") < 8:
                 return None
-        lengths.append((shift_len, move_len, turn))
+        shift_len = distance(np.asarray(cam.position), np.asarray(cam_b.position))
+        lengths.append((shift_len, move_len, turn, swing))
         return [frame_a, frame_b], [cam, cam_b]
 
-    lengths: list[tuple[float, float, float]] = []
+    lengths: list[tuple[float, float, float, float]] = []
     ((_, cams), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_m")
-    shift_len, move_len, turn = lengths[-1]
+    shift_len, move_len, turn, swing = lengths[-1]
     body = (
         f"{labelled_images(2)}\nImages A and B show the same place; the camera moved between the two shots. "
         f"Compared with its surroundings, has {subject.text} moved to a different spot between A and B? "
@@ -408,5 +413,5 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     )
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "sheep_move_m": round(move_len, 4), "subject_turn_deg": round(turn, 3),
-        "camera_move_m": round(shift_len, 4), "scene_ids": [f.scene_id for f in frames],
+        "camera_move_m": round(shift_len, 4), "camera_orbit_deg": round(swing, 3), "scene_ids": [f.scene_id for f in frames],
         "cameras": [c.metadata() for c in cams]})

@@ -49,8 +49,9 @@ NOUNS: dict[str, str] = {
     "fire_hydrant": "fire hydrant", "barrel": "barrel", "cat": "cat",
 }  # fmt: skip
 ENTITY_CATEGORIES = ("car", "person", "bicycle", "dog", "motorcycle", "bench", "fire_hydrant", "barrel")
-# Assets a person would misname at LRR's sizes: the procedural horse reads as a dog.
-AVOID_ASSETS = frozenset({"proc:horse"})
+# Assets a person would misname at LRR's sizes: the procedural horse reads as a dog, and
+# this "bench" renders as a blue oval table.
+AVOID_ASSETS = frozenset({"proc:horse", "sh3d:katorlegaz/bench"})
 SHEEP = "proc:figure"  # LRR's "sheep": a white quadruped with a dark face at its front
 GROUND_COLORS = ((0.42, 0.55, 0.30), (0.50, 0.47, 0.40), (0.38, 0.40, 0.42), (0.55, 0.52, 0.45))
 SKY_COLORS = ((0.72, 0.82, 0.95), (0.80, 0.86, 0.94), (0.86, 0.88, 0.92))
