@@ -13,6 +13,7 @@ categories is asked once each way and the words of the question carry no answer.
 from __future__ import annotations
 
 import dataclasses
+import math
 from itertools import pairwise
 
 import numpy as np
@@ -81,12 +82,18 @@ def generate_dep(ctx: TaskContext) -> list[Item]:
         cam = raised_camera(rng, size, height=(1.8, 3.5), pitch=(10.0, 22.0))
         lay = Layout(rng, ctx.library)
         half = horizontal_fov(cam) / 2 - 8
-        d_near = float(rng.uniform(5.0, 10.0))
+        inst_near, inst_far = lay.instance(cats[0]), lay.instance(cats[1])
+        # the far object must stay readable (about 55 px across its larger visible side):
+        # small far things (a dog, a barrel) bring the pair closer to the camera
+        focal = size / (2.0 * math.tan(math.radians(cam.fov_y) / 2.0))
+        extent = max(float(inst_far.size[2]), 0.7 * float(max(inst_far.size[:2])))
+        hi = max(4.0, min(10.0, focal * extent / 55.0 / ratio))
+        d_near = float(rng.uniform(min(5.0, hi), hi)) if hi > 4.0 else 4.0
         d_far = d_near * ratio * float(rng.uniform(1.0, 1.08))
         near = lay.scatter("near", 1, cam, bearings=(-half, half), distances=(d_near, d_near),
-                           make=lambda: lay.instance(cats[0]))
+                           make=lambda: inst_near)
         far = lay.scatter("far", 1, cam, bearings=(-half, half), distances=(d_far, d_far),
-                          make=lambda: lay.instance(cats[1]))
+                          make=lambda: inst_far)
         if not near or not far:
             return None
         # X is the object the question names first: the nearer one for a "yes".
