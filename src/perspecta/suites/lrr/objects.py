@@ -324,7 +324,7 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
 
 # ----------------------------------------------------------------------------- Obj-M
 
-MOVED_MIN = 0.4  # metres: a "moved" subject is displaced at least this far (knobs keep it >= 0.6)
+MOVED_MIN = 0.4  # metres: a "moved" subject is displaced at least this far (move_m is held >= 0.6)
 
 
 def derive_m(item: Item, scenes: dict[str, Scene]) -> str:
@@ -361,8 +361,10 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     size = view_size(ctx)
     name, subject = _subject(ctx)
-    move_lengths = float(ctx.knob("move_body_lengths", {"easy": 2.0, "standard": 1.1, "hard": 0.8}))
-    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 15.0, "standard": 30.0, "hard": 45.0}))
+    move_m = float(ctx.knob("move_m", {"easy": 2.5, "standard": 1.5, "hard": 1.1}))
+    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 10.0, "standard": 18.0, "hard": 30.0}))
+    if move_m < 1.5 * MOVED_MIN:
+        raise ValueError(f"move_m must be at least {1.5 * MOVED_MIN:g} m to be called a move, got {move_m}")
     turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 90.0, "hard": 180.0}))
     n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
     n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
@@ -377,13 +379,22 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
         if p0 is None:
             return None
         swing = orbit * float(rng.uniform(0.85, 1.15)) * (1.0 if rng.random() < 0.5 else -1.0)
-        move_len = max(0.6, move_lengths * float(inst.size[0]) * float(rng.uniform(0.9, 1.1))) if yes else 0.0
-        p1 = p0[:2] + direction_from_heading(float(rng.uniform(0, 360)))[:2] * move_len
+        move_len = move_m * float(rng.uniform(0.9, 1.1))
+        # where a mover would go; a "no" subject stays, but its would-be spot gets the same
+        # nearby landmarks, so landmark density around the subject carries no answer
+        spot = p0[:2] + direction_from_heading(float(rng.uniform(0, 360)))[:2] * move_len
+        p1 = spot if yes else p0[:2].copy()
+        move_len = move_len if yes else 0.0
         yaw = float(rng.uniform(0, 360))
         turn = float(rng.uniform(-turn_max, turn_max))  # the subject may turn in place, yes or no
+        # posts right beside the subject's spot and beside the spot a mover would go to
+        # (a "no" subject stays, but that spot gets its posts too, so the neighbourhood
+        # looks alike either way); placed before the keep-out boxes, clear of the body
+        foot = 0.5 * float(np.hypot(inst.size[0], inst.size[1]))
+        lay.posts_near([p0[:2], spot], 2, clear=foot + 0.3, radii=(foot + 0.35, foot + 0.75))
         r = 0.6 * float(inst.size[0]) + 0.4
         lay.rects.append(Rect(float(p0[0]), float(p0[1]), r, r))
-        lay.rects.append(Rect(float(p1[0]), float(p1[1]), r, r))
+        lay.rects.append(Rect(float(spot[0]), float(spot[1]), r, r))
         lay.place("target", inst, p0[0], p0[1], yaw, gap=-10.0)
         # scenery around the subject, so both views share landmarks near it
         _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=n_landmarks,

@@ -58,6 +58,7 @@ SKY_COLORS = ((0.72, 0.82, 0.95), (0.80, 0.86, 0.94), (0.86, 0.88, 0.92))
 LANDMARK_COLORS = (
     (0.45, 0.43, 0.40), (0.60, 0.58, 0.52), (0.35, 0.30, 0.26), (0.70, 0.66, 0.58), (0.28, 0.32, 0.28),
 )  # fmt: skip
+POST_COLORS = ((0.80, 0.15, 0.12), (0.95, 0.80, 0.15), (0.15, 0.35, 0.80), (0.95, 0.95, 0.92), (0.90, 0.45, 0.10))
 BLOCK_COLORS = (
     (0.75, 0.68, 0.55), (0.62, 0.36, 0.28), (0.55, 0.58, 0.62), (0.85, 0.82, 0.75),
     (0.40, 0.48, 0.60), (0.70, 0.55, 0.40), (0.35, 0.50, 0.38),
@@ -192,17 +193,43 @@ class Layout:
                                  color=jitter_color(self.rng, color))
         return self.scatter("bg", count, camera, bearings=bearings, distances=distances, make=make, gap=1.0)
 
+    def _landmark(self) -> Instance:
+        color = jitter_color(self.rng, LANDMARK_COLORS[int(self.rng.integers(len(LANDMARK_COLORS)))])
+        if self.rng.random() < 0.6:
+            return self.instance(asset_id="proc:box", scale=float(self.rng.uniform(0.3, 0.5)), color=color)
+        return self.instance(asset_id="proc:cylinder", scale=float(self.rng.uniform(0.35, 0.5)), color=color)
+
     def landmarks(self, camera: Camera, count: int, *, bearings: tuple[float, float],
                   distances: tuple[float, float]) -> list[SceneObject]:
         """Static ground landmarks: stones (small boxes, 10-35 cm) and short posts
         (cylinders, 15-55 cm) in muted tints, dense enough that a displacement of the
         subject can be read against them."""
-        def make() -> Instance:
-            color = jitter_color(self.rng, LANDMARK_COLORS[int(self.rng.integers(len(LANDMARK_COLORS)))])
-            if self.rng.random() < 0.6:
-                return self.instance(asset_id="proc:box", scale=float(self.rng.uniform(0.3, 0.5)), color=color)
-            return self.instance(asset_id="proc:cylinder", scale=float(self.rng.uniform(0.35, 0.5)), color=color)
-        return self.scatter("lm", count, camera, bearings=bearings, distances=distances, make=make, gap=0.25, tries=8)
+        return self.scatter("lm", count, camera, bearings=bearings, distances=distances, make=self._landmark,
+                            gap=0.25, tries=8)
+
+    def posts_near(self, points: Sequence[Sequence[float]], per_point: int, clear: float,
+                   radii: tuple[float, float]) -> list[SceneObject]:
+        """Brightly painted posts right next to each ground point (``radii`` metres
+        from it), never within ``clear`` metres of any of the points: whatever stands at
+        a point is then seen beside its own posts, and a move from one point to another
+        changes which posts it stands by."""
+        placed = []
+        for xy in points:
+            for _ in range(per_point):
+                color = jitter_color(self.rng, POST_COLORS[int(self.rng.integers(len(POST_COLORS)))])
+                inst = self.instance(asset_id="proc:cylinder", scale=float(self.rng.uniform(0.55, 0.75)), color=color)
+                for _t in range(16):
+                    a = float(self.rng.uniform(0.0, 2.0 * math.pi))
+                    r = float(self.rng.uniform(*radii))
+                    x, y = xy[0] + r * math.cos(a), xy[1] + r * math.sin(a)
+                    if any(math.hypot(x - q[0], y - q[1]) < clear for q in points):
+                        continue
+                    n = sum(1 for o in self.objects if o.id.startswith("lm"))
+                    obj = self.place(f"lm{n}", inst, x, y, 0.0, gap=0.15)
+                    if obj is not None:
+                        placed.append(obj)
+                        break
+        return placed
 
     def scene(self, scene_id: str, seed: int, cameras: list[Camera]) -> Scene:
         ground = Ground(
