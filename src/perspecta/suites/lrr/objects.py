@@ -163,11 +163,13 @@ def _variant_items(ctx: TaskContext, variants: Rendered, *, body: str, answer: b
 
 def _clutter(ctx: TaskContext, lay: Layout, cam: Camera, subject: Subject, k: float, *, n_entities: int,
              n_landmarks: int, block_distances: tuple[float, float]) -> None:
-    """Street entities (never of the subject's kind), ground landmarks and buildings."""
+    """Street entities, ground landmarks and buildings."""
     rng = ctx.rng
     half = horizontal_fov(cam) / 2
-    lay.entities(cam, n_entities, bearings=(-half, half), distances=(4.0 * k, 18.0 * k),
-                 exclude=("figure", subject.category))
+    # never another animal of the subject's kind; around the sheep no dogs either (the
+    # white procedural dog could pass for a second sheep)
+    exclude = ("figure", subject.category) + (("dog",) if subject.category == "figure" else ())
+    lay.entities(cam, n_entities, bearings=(-half, half), distances=(4.0 * k, 18.0 * k), exclude=exclude)
     lay.landmarks(cam, n_landmarks, bearings=(-half - 5, half + 5), distances=(2.5 * k, 16.0 * k))
     lay.blocks(cam, int(rng.integers(3, 7)), bearings=(-half - 10, half + 10),
                distances=(block_distances[0] * k, block_distances[1] * k))
