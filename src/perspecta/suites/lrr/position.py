@@ -116,7 +116,7 @@ def position_view(ctx: TaskContext, scene_id: str, size: int, category: str,
         lay = Layout(rng, ctx.library)
         inst = lay.instance(category)
         # big things, and things near the camera (bottom of the view), are seen from higher up
-        k = max(1.0, float(max(inst.size)) / 2.0) * {"centre": 1.3}.get(region, 1.7 if region.startswith("bottom") else 1.0)
+        k = max(0.55, float(max(inst.size)) / 2.0) * {"centre": 1.3}.get(region, 1.7 if region.startswith("bottom") else 1.0)
         cam = raised_camera(rng, size, height=(3.5 * k * height, 6.0 * k * height), pitch=(30.0, 45.0))
         u, v = _pixel_in(rng, region, size)
         p = ground_point(cam, u, v, z=float(inst.size[2]) / 2)
