@@ -17,6 +17,7 @@ from perspecta.suites.lrr.depth_camera import derive_ca_m, derive_ca_r, derive_d
 from perspecta.suites.lrr.objects import derive_hd, derive_m, derive_md
 from perspecta.suites.lrr.position import derive_multi, derive_pos
 from perspecta.suites.lrr.world import ground_point
+from perspecta.world import readability
 from perspecta.world.oracle import move_camera
 from perspecta.world.scene import Camera, Pose, Scene, SceneObject
 
@@ -136,7 +137,7 @@ def test_derive_m_displacement() -> None:
     assert derive_m(_item(scene_ids=["a", "b"]), pair(0.0)) == "no"
     assert derive_m(_item(scene_ids=["a", "b"]), pair(2.0)) == "yes"
     with pytest.raises(ValueError):
-        derive_m(_item(scene_ids=["a", "b"]), pair(0.5))
+        derive_m(_item(scene_ids=["a", "b"]), pair(0.3))  # under the 0.4 m threshold
 
 
 def test_ground_point_hits_the_plane_under_the_pixel() -> None:
@@ -177,23 +178,30 @@ def test_generated_units_are_balanced_and_rederive(task_name: str, gen_env) -> N
 
     lib, renderer, out = gen_env
     td = registry.get_task("lrr", task_name)
-    for index in (0, 1):
+    answers = set()
+    for index in (0, 1):  # one pair: exactly one "yes" unit, at native sizes (the contract is in pixels)
         ctx = TaskContext(suite="lrr", task=task_name, index=index, root_seed=3, library=lib, renderer=renderer,
-                          out_dir=Path(out), config={"view_size": 64, "composite_size": 192})
+                          out_dir=Path(out))
         items = td.generate(ctx)
         scenes = {s.scene_id: s for s in ctx.scenes}
         variants = sorted(it.variant for it in items)
         assert variants == (["base", "clear"] if task_name.startswith("obj_") else ["base"])
+        assert len({it.answer for it in items}) == 1
+        answers.add(items[0].answer)
         for it in items:
             assert check_item(it.to_dict()) == []
-            assert it.answer == ("yes" if index == 0 else "no")
             assert td.derive(it, scenes) == it.answer
             assert it.question.count(IMAGE_MARKER) == len(it.images)
-            side = 192 if task_name == "pos_c" else 64
+            assert ctx.knobs, "difficulty knobs are read through ctx.knob"
+            if task_name not in ("ca_r", "ca_m"):  # camera tasks name no object
+                record = it.metadata["readability"]
+                assert record["objects"] and readability.problems(record) == []
+            side = 1024 if task_name == "pos_c" else 512
             for p in it.images:
                 assert Image.open(Path(out) / p).size == (side, side)
             if it.variant == "clear":
                 assert all(not o.id.startswith("obj") for s in ctx.scenes if "-clear" in s.scene_id for o in s.objects)
+    assert answers == {"yes", "no"}
 
 
 def test_generation_is_deterministic(gen_env) -> None:  # type: ignore[no-untyped-def]

@@ -2,9 +2,12 @@
 
 Tasks: ``pos``, ``pos_c``, ``pos_s`` (absolute position), ``dep`` (depth order),
 ``ca_r``, ``ca_m`` (camera rotation / movement sequences), ``obj_hd``, ``obj_md``,
-``obj_m`` (heading, movement direction, movement of a sheep-like target; each also
-yields a ``clear`` variant with the street clutter removed). Every task is exactly
-half "yes". Scoring (the paper's chance-normalised score) is in :mod:`.scoring`.
+``obj_m`` (heading, movement direction, movement of an animal subject — the paper's
+sheep or a dog; each also yields a ``clear`` variant with the street clutter removed).
+Every task is exactly half "yes" for an even number of units, with the "yes" unit of
+each pair drawn by a seeded coin (:mod:`.common`). Scoring (the paper's
+chance-normalised score) is in :mod:`.scoring`; difficulty knobs and presets are
+documented in docs/suites.md.
 """
 
 from perspecta.suites.lrr import (
@@ -18,3 +21,9 @@ from perspecta.suites.lrr import (
 # protocol; `--image-max-side N` / `--high-res` override it.
 # LRR-Bench: its 512² / 1024² images at native resolution.
 EVAL_IMAGE_MAX_SIDE: int | None = None
+
+from perspecta.suites.lrr.audit import audit_features  # noqa: E402,F401  (the shortcut audit's hook)
+
+DIFFICULTY_PRESETS = (
+    "easy | standard | hard via ctx.knob; see docs/suites.md, section LRR: knobs and presets"
+)

@@ -1,18 +1,30 @@
 """What every LRR task shares: image sizes, the yes/no balance, prompt endings, the item.
 
 LRR asks only yes/no questions, each task exactly half "yes": a unit's answer is
-fixed by its index parity *before* any geometry is drawn, and the generator then
-builds the scene that makes it true. The paper evaluates two prompt modes (answer
+fixed *before* any geometry is drawn, and the generator then builds the scene that
+makes it true. Units are taken in pairs (0-1, 2-3, ...); a seeded coin, drawn from the
+root seed and not from the unit's own stream, decides which unit of a pair is the "yes"
+one, so any even n is exactly balanced while nothing in an item's id, index or file
+names carries its answer. Other per-unit choices that must not leak the answer (the
+sheep's facing, the true region, ...) are *matched strata* (:func:`stratum`): both
+units of a pair share the value, so it is distributed identically over yes and no. The paper evaluates two prompt modes (answer
 directly; reason first); items carry the direct wording and :func:`question_for_mode`
 swaps the closing instruction for the other mode.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import numpy as np
 
 from perspecta.dataset.item import IMAGE_MARKER, Item
-from perspecta.suites.context import TaskContext
+from perspecta.suites.context import TaskContext, stable_key
+from perspecta.world.readability import object_facts, object_problems
+from perspecta.world.scene import Scene
+
+T = TypeVar("T")
 
 SUITE = "lrr"
 FRAME_LABELS = ("A", "B", "C", "D")
@@ -34,9 +46,57 @@ def composite_size(ctx: TaskContext) -> int:
     return int(ctx.config.get("composite_size", 2 * view_size(ctx)))
 
 
+def _block_permutation(ctx: TaskContext, name: str, block: int, size: int) -> list[int]:
+    """A permutation of ``range(size)`` for block ``block`` of the stratum ``name``.
+
+    Seeded by (root seed, suite, task, name, block) and independent of the unit's own
+    ``ctx.rng``, so adding or renaming a stratum never changes any scene geometry."""
+    seq = np.random.SeedSequence(ctx.root_seed, spawn_key=(stable_key(ctx.suite), stable_key(ctx.task),
+                                                           stable_key(name), int(block)))
+    return np.random.default_rng(seq).permutation(size).tolist()
+
+
 def wants_yes(ctx: TaskContext) -> bool:
-    """Even units are "yes", odd units "no": any even n gives an exact 50/50 split."""
-    return ctx.index % 2 == 0
+    """Whether this unit is a "yes": exactly one unit of each pair (2k, 2k+1) is, which one
+    is a seeded coin per pair, so any even n is an exact 50/50 split and index parity says
+    nothing."""
+    return _block_permutation(ctx, "answer", ctx.index // 2, 2)[ctx.index % 2] == 0
+
+
+def pair_rank(ctx: TaskContext) -> int:
+    """The unit's rank among the units with its answer (each pair holds one of each)."""
+    return ctx.index // 2
+
+
+def stratum(ctx: TaskContext, name: str, values: Sequence[T], *, per_answer: bool = False) -> T:
+    """A value of ``values`` for this unit, cycled through seeded permutations over the
+    units' :func:`pair_rank`, so every ``len(values)`` pairs use each value once.
+
+    ``per_answer=False`` (a *matched* stratum): both units of a pair get the same value,
+    so its distribution is identical among "yes" and "no" units and it cannot predict
+    the answer. ``per_answer=True``: yes and no units cycle separately (e.g. the kind of
+    a negative, balanced among the negatives)."""
+    if not values:
+        raise ValueError(f"stratum {name!r} has no values")
+    rank = pair_rank(ctx)
+    key = f"{name}/{'yes' if wants_yes(ctx) else 'no'}" if per_answer else name
+    return values[_block_permutation(ctx, key, rank // len(values), len(values))[rank % len(values)]]
+
+
+def named_facts(instance: np.ndarray, scene: Scene, names: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Readability facts of the objects a question names, from one render's instance
+    mask (``names``: label in the record -> object id), and every contract problem.
+
+    The caller resamples its layout when the problem list is non-empty."""
+    facts: dict[str, Any] = {}
+    probs: list[str] = []
+    for label, object_id in names.items():
+        index = next((i for i, o in enumerate(scene.objects) if o.id == object_id), None)
+        if index is None:
+            raise KeyError(f"scene {scene.scene_id} has no object {object_id!r}")
+        facts[label] = object_facts(instance, index + 1)  # instance labels are object index + 1
+        probs += object_problems(label, facts[label])
+    return facts, probs
 
 
 def labelled_images(n: int) -> str:

@@ -5,11 +5,15 @@ Camera sequences live in one scene record whose cameras are named after the fram
 in the order shown ("A", "B", ...), so ``derive`` reads the displayed order straight
 from the scene: Ca-R negatives swap two frames (which always breaks a monotone turn),
 Ca-M answers come from :func:`~perspecta.world.oracle.camera_motion_direction`.
+
+Dep draws the ordered (near, far) category pair as a matched stratum, so each pair of
+categories is asked once each way and the words of the question carry no answer.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from itertools import pairwise
 
 import numpy as np
@@ -20,6 +24,8 @@ from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
     labelled_images,
+    named_facts,
+    stratum,
     view_size,
     wants_yes,
     yes_no,
@@ -45,8 +51,13 @@ from perspecta.world.oracle import (
 from perspecta.world.scene import Camera, Scene
 
 DEPTH_MARGIN = 1.0  # metres of camera-frame depth between X and Y, at least
-DEPTH_CATEGORIES = ("car", "person", "horse", "bicycle", "motorcycle", "figure", "bench", "dog", "barrel")
-MIN_TURN = 5.0  # degrees; Ca-R steps are 20-35
+DEPTH_CATEGORIES = ("car", "person", "bicycle", "motorcycle", "figure", "bench", "dog", "barrel")
+# A car and a dog differ ~6x in size: no depth ratio shows both readable in one view.
+# Dropped in both orders, so which category is nearer still says nothing.
+TOO_UNEQUAL = {frozenset({"car", "dog"})}
+DEPTH_PAIRS = [(a, b) for a in DEPTH_CATEGORIES for b in DEPTH_CATEGORIES
+               if a != b and frozenset({a, b}) not in TOO_UNEQUAL]  # (near, far)
+MIN_TURN = 5.0  # degrees; Ca-R steps are 8-40 at every preset
 
 
 # ----------------------------------------------------------------------------- Dep
@@ -65,38 +76,54 @@ def generate_dep(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     size = view_size(ctx)
-    cats = [DEPTH_CATEGORIES[i] for i in rng.choice(len(DEPTH_CATEGORIES), size=2, replace=False)]
+    cats = list(stratum(ctx, "categories", DEPTH_PAIRS))  # [near, far]
+    ratio = float(ctx.knob("depth_gap_ratio", {"easy": 1.8, "standard": 1.35, "hard": 1.2}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    if ratio <= 1.0:
+        raise ValueError(f"depth_gap_ratio must exceed 1 (far / near distance), got {ratio}")
 
-    def attempt() -> Scene | None:
+    def attempt() -> tuple[Scene, np.ndarray, dict] | None:
         cam = raised_camera(rng, size, height=(1.8, 3.5), pitch=(10.0, 22.0))
         lay = Layout(rng, ctx.library)
         half = horizontal_fov(cam) / 2 - 8
-        near = lay.scatter("near", 1, cam, bearings=(-half, half), distances=(5.0, 9.0), make=lambda: lay.instance(cats[0]))
-        far = lay.scatter("far", 1, cam, bearings=(-half, half), distances=(11.0, 20.0), make=lambda: lay.instance(cats[1]))
+        inst_near, inst_far = lay.instance(cats[0]), lay.instance(cats[1])
+        # the far object must stay readable (about 55 px across its larger visible side):
+        # small far things (a dog, a barrel) bring the pair closer to the camera
+        focal = size / (2.0 * math.tan(math.radians(cam.fov_y) / 2.0))
+        extent = max(float(inst_far.size[2]), 0.7 * float(max(inst_far.size[:2])))
+        hi = max(4.0, min(10.0, focal * extent / 55.0 / ratio))
+        d_near = float(rng.uniform(min(5.0, hi), hi)) if hi > 4.0 else 4.0
+        d_far = d_near * ratio * float(rng.uniform(1.0, 1.08))
+        near = lay.scatter("near", 1, cam, bearings=(-half, half), distances=(d_near, d_near),
+                           make=lambda: inst_near)
+        far = lay.scatter("far", 1, cam, bearings=(-half, half), distances=(d_far, d_far),
+                          make=lambda: inst_far)
         if not near or not far:
             return None
         # X is the object the question names first: the nearer one for a "yes".
         near[0].id, far[0].id = ("x", "y") if yes else ("y", "x")
-        lay.entities(cam, int(rng.integers(2, 5)), bearings=(-half, half), distances=(4.0, 24.0), exclude=cats)
+        lay.entities(cam, n_entities, bearings=(-half, half), distances=(4.0, 24.0), exclude=cats)
         lay.blocks(cam, int(rng.integers(3, 6)), bearings=(-half - 10, half + 10), distances=(26.0, 40.0))
         scene = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
         x, y = scene.object("x"), scene.object("y")
-        fb = front_behind(x, y, cam, margin=DEPTH_MARGIN + 1.0)
-        nf = near_far(x, y, cam, margin=DEPTH_MARGIN + 1.0)
+        fb = front_behind(x, y, cam, margin=DEPTH_MARGIN + 0.2)
+        nf = near_far(x, y, cam, margin=DEPTH_MARGIN + 0.2)
         if fb is None or (fb == "front") != yes or (nf == "closer") != yes:
             return None
         if not (target_clear(scene, cam, "x", min_visible=0.8) and target_clear(scene, cam, "y", min_visible=0.8)):
             return None
-        return scene
+        res = ctx.renderer.render(scene, cam)
+        facts, probs = named_facts(res.instance, scene, {"x": "x", "y": "y"})
+        return None if probs else (scene, res.rgb, facts)
 
-    scene = retry(attempt, 60, "lrr dep")
+    scene, rgb, facts = retry(attempt, 80, "lrr dep")
     ctx.add_scene(scene)
-    image = ctx.save_image(ctx.renderer.render(scene, scene.camera("main")).rgb, "view")
+    image = ctx.save_image(rgb, "view")
     x, y = scene.object("x"), scene.object("y")
     body = (f"{IMAGE_MARKER}\nIs the {noun(x.category)} in front of the {noun(y.category)}, that is, "
             "closer to the camera?")
     meta = {"x_category": x.category, "y_category": y.category, "x_asset": x.asset_id, "y_asset": y.asset_id,
-            "camera": scene.camera("main").metadata()}
+            "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
 
@@ -133,7 +160,10 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     size = view_size(ctx)
-    step = float(rng.uniform(20.0, 32.0))
+    step_deg = float(ctx.knob("turn_step_deg", {"easy": 30.0, "standard": 16.0, "hard": 10.0}))
+    if step_deg < 2 * MIN_TURN:
+        raise ValueError(f"turn_step_deg must be at least {2 * MIN_TURN:g} (swaps must stay readable), got {step_deg}")
+    step = step_deg * float(rng.uniform(0.85, 1.15))
     sign = 1.0 if rng.random() < 0.5 else -1.0
 
     def attempt() -> Scene | None:
@@ -191,7 +221,7 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     size = view_size(ctx)
     moves = [MOVES[int(rng.integers(4))] for _ in range(3)]
-    step = float(rng.uniform(1.5, 2.5))
+    step = float(ctx.knob("move_step_m", {"easy": 2.2, "standard": 1.3, "hard": 0.9})) * float(rng.uniform(0.9, 1.1))
 
     def attempt() -> Scene | None:
         cam0 = raised_camera(rng, size, height=(2.0, 4.0), pitch=(12.0, 22.0))
@@ -215,7 +245,8 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     scene = retry(attempt, 30, "lrr ca_m")
     stated = list(moves)
     if not yes:
-        for k in sorted(rng.choice(3, size=int(rng.integers(1, 3)), replace=False).tolist()):
+        n_wrong = stratum(ctx, "n_wrong", (1, 2), per_answer=True)
+        for k in sorted(rng.choice(3, size=n_wrong, replace=False).tolist()):
             stated[k] = [m for m in MOVES if m != moves[k]][int(rng.integers(3))]
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)

@@ -1,18 +1,30 @@
-"""LRR object tasks about a sheep (``proc:figure``: white body, dark face at its front):
-Obj-HD (which way does its head point), Obj-MD (does it walk the way its head points,
-A -> B -> C) and Obj-M (has it moved relative to the surroundings while the camera
-moved too). Each unit yields a ``base`` item and a ``clear`` item asked about the same
-geometry with the street entities removed (the blocky buildings stay as background).
+"""LRR object tasks about an animal subject (the paper's sheep, or a dog): Obj-HD (which
+way does its head point), Obj-MD (does it walk the way its head points, A -> B -> C) and
+Obj-M (has it moved relative to the surroundings while the camera moved too). Each unit
+yields a ``base`` item and a ``clear`` item asked about the same geometry with the street
+entities removed (the blocky buildings and the ground landmarks stay as background).
 
 Every frame is its own scene record (``<prefix>-A``, ``-B``, ...; Clear ones
 ``<prefix>-clear-A``, ...) in the order shown, so ``derive`` reads positions and
 headings straight from the stored scenes.
+
+Shortcut control: the subject, its facing bin relative to the camera (Obj-HD, Obj-MD)
+and the kind of each negative are strata drawn per pair of units
+(:func:`~perspecta.suites.lrr.common.stratum`), so no single frame, subject or facing
+predicts the answer; Obj-MD moves the subject in any ground direction, with the heading
+offset from the motion by 0 (yes), 90 or 180 degrees, or with the frames shuffled.
+Obj-M carries the camera along with the subject and swings it about the subject, so
+the subject keeps its pixel and size in both shots whether it moved or not, and it may
+turn on the spot in either case: only its place among the landmarks tells.
+Readability: the subject's visible pixels and box are measured on every render and a
+layout that breaks the contract is drawn again.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -24,6 +36,8 @@ from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
     labelled_images,
+    named_facts,
+    stratum,
     view_size,
     wants_yes,
     yes_no,
@@ -36,7 +50,6 @@ from perspecta.suites.lrr.world import (
     count_in_view,
     ground_point,
     moved,
-    object_index,
     raised_camera,
     retry,
     target_clear,
@@ -46,18 +59,49 @@ from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     direction_from_heading,
     distance,
+    egocentric_facing,
     facing_label,
     heading_matches_motion,
     heading_of,
     horizontal_fov,
-    mask_area,
-    wrap180,
 )
-from perspecta.world.samplers.common import Rect
+from perspecta.world.readability import bin_margin
+from perspecta.world.samplers.common import Instance, Rect
 from perspecta.world.scene import Camera, Scene
 
-SHEEP_TEXT = "the sheep (the white animal with a dark face)"
 VARIANTS = ("base", "clear")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """An animal the object tasks can be about: how to draw it and how prompts name it."""
+
+    asset_id: str | None  # a fixed asset, or None to draw from ``category``
+    category: str
+    text: str  # the noun phrase in prompts
+    short: str  # the bare noun ("the sheep")
+
+
+SUBJECTS = {
+    "sheep": Subject(SHEEP, "figure", "the sheep (the white animal with a dark face)", "sheep"),
+    "dog": Subject(None, "dog", "the dog", "dog"),
+}
+REF_LENGTH = 1.3  # metres: camera distances below are tuned for a body this long (the sheep)
+
+
+def _subject(ctx: TaskContext) -> tuple[str, Subject]:
+    name = stratum(ctx, "subject", list(SUBJECTS))
+    return name, SUBJECTS[name]
+
+
+def _instance(lay: Layout, subject: Subject) -> Instance:
+    return lay.instance(asset_id=subject.asset_id) if subject.asset_id else lay.instance(subject.category)
+
+
+def _reach(inst: Instance) -> float:
+    """Camera distances scale with the subject's length, so a dog fills the view about
+    as much as the sheep does (never below 0.75 of the sheep's)."""
+    return max(0.75, float(inst.size[0]) / REF_LENGTH)
 
 
 def _scene_ids(prefix: str, variant: str, n: int) -> list[str]:
@@ -65,21 +109,27 @@ def _scene_ids(prefix: str, variant: str, n: int) -> list[str]:
     return [f"{prefix}{mid}-{FRAME_LABELS[k]}" for k in range(n)]
 
 
-def _both_variants(
-    ctx: TaskContext, frames: list[Scene], cams: list[Camera]
-) -> dict[str, tuple[list[Scene], list[str]]] | None:
-    """Render the base and Clear frames; store them only if the sheep shows clearly in
-    every render (None otherwise, so the caller draws a new layout)."""
+Rendered = dict[str, tuple[list[Scene], list[str], dict[str, Any]]]
+
+
+def _both_variants(ctx: TaskContext, frames: list[Scene], cams: list[Camera], short: str) -> Rendered | None:
+    """Render the base and Clear frames; store them only if the subject is readable in
+    every render (None otherwise, so the caller draws a new layout). Per variant:
+    (scenes, image paths, readability facts keyed ``<noun>_<frame>``)."""
     rendered = []
+    facts: dict[str, dict[str, Any]] = {v: {} for v in VARIANTS}
     for variant in VARIANTS:
         ids = _scene_ids(ctx.scene_prefix, variant, len(frames))
         vf = [with_objects(f, f.objects, i) if variant == "base" else cleared(f, i) for f, i in zip(frames, ids)]
-        for scene, cam in zip(vf, cams):
+        for k, (scene, cam) in enumerate(zip(vf, cams)):
             res = ctx.renderer.render(scene, cam)
-            if mask_area(res.instance, object_index(scene, "target")) < 0.0008 * cam.width * cam.height:
+            label = short if len(frames) == 1 else f"{short}_{FRAME_LABELS[k]}"
+            f, probs = named_facts(res.instance, scene, {label: "target"})
+            if probs:
                 return None
+            facts[variant].update(f)
             rendered.append((variant, scene, res.rgb))
-    out: dict[str, tuple[list[Scene], list[str]]] = {v: ([], []) for v in VARIANTS}
+    out: Rendered = {v: ([], [], {"objects": facts[v]}) for v in VARIANTS}
     for variant, scene, rgb in rendered:
         k = len(out[variant][0])
         suffix = FRAME_LABELS[k] if len(frames) > 1 else "view"
@@ -89,24 +139,40 @@ def _both_variants(
     return out
 
 
-def _layout_and_render(ctx: TaskContext, attempt, what: str):  # type: ignore[no-untyped-def]
-    """Draw layouts until one renders with the sheep clearly visible; (layout, variants)."""
+def _layout_and_render(ctx: TaskContext, attempt: Callable[[], Any], short: str, what: str) -> tuple[Any, Rendered]:
+    """Draw layouts until one renders with the subject readable; (layout, variants)."""
     def go():  # type: ignore[no-untyped-def]
         lay = attempt()
         if lay is None:
             return None
-        done = _both_variants(ctx, lay[0], lay[1])
+        done = _both_variants(ctx, lay[0], lay[1], short)
         return None if done is None else (lay, done)
 
     return retry(go, 80, what)
 
 
-def _variant_items(ctx: TaskContext, variants: dict[str, tuple[list[Scene], list[str]]], *, body: str,
-                   answer: bool, metadata_for: Callable[[list[Scene]], dict[str, Any]]) -> list[Item]:
+def _variant_items(ctx: TaskContext, variants: Rendered, *, body: str, answer: bool,
+                   metadata_for: Callable[[list[Scene]], dict[str, Any]],
+                   extra_readability: dict[str, Any] | None = None) -> list[Item]:
     """One yes/no item per variant (base, Clear): the same question over that variant's frames."""
     return [yesno_item(ctx, variant=variant, body=body, images=images, answer=answer,
-                       scene_id=frames[0].scene_id, metadata=metadata_for(frames))
-            for variant, (frames, images) in variants.items()]
+                       scene_id=frames[0].scene_id,
+                       metadata={**metadata_for(frames), "readability": {**facts, **(extra_readability or {})}})
+            for variant, (frames, images, facts) in variants.items()]
+
+
+def _clutter(ctx: TaskContext, lay: Layout, cam: Camera, subject: Subject, k: float, *, n_entities: int,
+             n_landmarks: int, block_distances: tuple[float, float]) -> None:
+    """Street entities, ground landmarks and buildings."""
+    rng = ctx.rng
+    half = horizontal_fov(cam) / 2
+    # never another animal of the subject's kind; around the sheep no dogs either (the
+    # white procedural dog could pass for a second sheep)
+    exclude = ("figure", subject.category) + (("dog",) if subject.category == "figure" else ())
+    lay.entities(cam, n_entities, bearings=(-half, half), distances=(4.0 * k, 18.0 * k), exclude=exclude)
+    lay.landmarks(cam, n_landmarks, bearings=(-half - 5, half + 5), distances=(2.5 * k, 16.0 * k))
+    lay.blocks(cam, int(rng.integers(3, 7)), bearings=(-half - 10, half + 10),
+               distances=(block_distances[0] * k, block_distances[1] * k))
 
 
 # ----------------------------------------------------------------------------- Obj-HD
@@ -116,57 +182,73 @@ HEADING_TEXT = {
     "toward": "toward the camera", "away": "away from the camera",
     "leftward": "toward the left side of the image", "rightward": "toward the right side of the image",
 }  # fmt: skip
-HEADING_JITTER = 20.0  # true facing within +-20 of a bin centre: 25 degrees from every boundary
+BIN_WIDTH = 90.0  # the four facing bins are quarter turns with edges at +-45 and +-135
 
 
 def derive_hd(item: Item, scenes: dict[str, Scene]) -> str:
     s = scenes[item.scene_id]
     label = facing_label(s.object("target"), s.camera("main"), toward_max=45.0, margin=10.0)
     if label is None:
-        raise ValueError(f"scene {s.scene_id}: the sheep's heading is too close to a bin boundary")
+        raise ValueError(f"scene {s.scene_id}: the subject's heading is too close to a bin boundary")
     return yes_no(label == item.metadata["asked_heading"])
 
 
-@task(SUITE, "obj_hd", derive=derive_hd, description="Does the sheep's head point in the stated direction?")
+@task(SUITE, "obj_hd", derive=derive_hd, description="Does the animal's head point in the stated direction?")
 def generate_obj_hd(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     size = view_size(ctx)
-    true = list(HEADINGS)[int(rng.integers(4))]
+    name, subject = _subject(ctx)
+    true = stratum(ctx, "true_heading", list(HEADINGS))
     asked = true if yes else [h for h in HEADINGS if h != true][int(rng.integers(3))]
+    # how far the true facing may stray from its bin centre: the contract keeps it >= 1/4
+    # bin (22.5 deg) from an edge, so 22.5 is the hardest readable value
+    jitter = float(ctx.knob("heading_jitter_deg", {"easy": 10.0, "standard": 20.0, "hard": 22.5}))
+    pitch = float(ctx.knob("camera_pitch_deg", {"easy": 24.0, "standard": 34.0, "hard": 42.0}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    if not 0.0 <= jitter <= 22.5:
+        raise ValueError(f"heading_jitter_deg must lie in [0, 22.5] (the bin-margin contract), got {jitter}")
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
-        cam = raised_camera(rng, size, height=(2.5, 4.0), pitch=(20.0, 32.0))
         lay = Layout(rng, ctx.library)
-        inst = lay.instance(asset_id=SHEEP)
+        inst = _instance(lay, subject)
+        k = _reach(inst)
+        cam = raised_camera(rng, size, height=(2.8 * k, 4.2 * k), pitch=(pitch - 5.0, pitch + 5.0))
         p = ground_point(cam, float(rng.uniform(0.3, 0.7)) * size, float(rng.uniform(0.45, 0.7)) * size,
                          z=float(inst.size[2]) / 2)
         if p is None:
             return None
         # facing angle a = heading of the front minus the heading back to the camera
         back = heading_of(np.asarray(cam.position, dtype=float)[:2] - p[:2])
-        yaw = back + HEADINGS[true] + float(rng.uniform(-HEADING_JITTER, HEADING_JITTER))
+        yaw = back + HEADINGS[true] + float(rng.uniform(-jitter, jitter))
         lay.place("target", inst, p[0], p[1], yaw)
-        half = horizontal_fov(cam) / 2
-        lay.entities(cam, int(rng.integers(3, 7)), bearings=(-half, half), distances=(4.0, 18.0), exclude=("figure",))
-        lay.blocks(cam, int(rng.integers(3, 6)), bearings=(-half - 10, half + 10), distances=(16.0, 30.0))
+        _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=20, block_distances=(16.0, 30.0))
         scene = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
         if facing_label(scene.object("target"), cam, toward_max=45.0, margin=10.0) != true:
             return None
+        margin = bin_margin(egocentric_facing(scene.object("target"), cam), BIN_WIDTH, offset_deg=45.0)
+        if margin["deg"] < BIN_WIDTH / 4:
+            return None
         if not target_clear(scene, cam, min_visible=0.9):
             return None
+        margins.append(margin)
         return [scene], [cam]
 
-    ((_, (cam,)), variants) = _layout_and_render(ctx, attempt, "lrr obj_hd")
+    margins: list[dict[str, float]] = []
+    ((_, (cam,)), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_hd")
     return _variant_items(
-        ctx, variants, body=f"{IMAGE_MARKER}\nLook at {SHEEP_TEXT}. Is its head pointing {HEADING_TEXT[asked]}?",
-        answer=yes, metadata_for=lambda frames: {"true_heading": true, "asked_heading": asked,
-                                                 "camera": cam.metadata(), "n_objects": len(frames[0].objects)})
+        ctx, variants,
+        body=f"{IMAGE_MARKER}\nLook at {subject.text}. Is its head pointing {HEADING_TEXT[asked]}?",
+        answer=yes, extra_readability={"bin_margin": margins[-1]},
+        metadata_for=lambda frames: {"subject": name, "true_heading": true, "asked_heading": asked,
+                                     "camera": cam.metadata(), "n_objects": len(frames[0].objects)})
 
 
 # ----------------------------------------------------------------------------- Obj-MD
 
 MD_TOL = 30.0  # heading_matches_motion tolerance; negatives are 90 or 180 degrees off
+MD_NEGATIVES = ("perpendicular", "reversed", "shuffled")
+MIN_STEP_PX = 0.04  # the subject's image displacement per step, as a share of the image side
 
 
 def derive_md(item: Item, scenes: dict[str, Scene]) -> str:
@@ -175,140 +257,174 @@ def derive_md(item: Item, scenes: dict[str, Scene]) -> str:
     return yes_no(ok)
 
 
+def _step_px(cam: Camera, a: Scene, b: Scene) -> float:
+    (ua, _), (ub, _) = (cam.project(s.object("target").center()[None]) for s in (a, b))
+    return float(np.linalg.norm(ua[0] - ub[0]))
+
+
 @task(SUITE, "obj_md", derive=derive_md,
-      description="Fixed camera, frames A-C: does the sheep move the way its head points?")
+      description="Fixed camera, frames A-C: does the animal move the way its head points?")
 def generate_obj_md(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     size = view_size(ctx)
-    negative = None if yes else ("perpendicular" if (ctx.index // 2) % 2 == 0 else "shuffled")
-    step = float(rng.uniform(1.3, 1.8))
+    name, subject = _subject(ctx)
+    facing = stratum(ctx, "facing", list(HEADINGS))  # matched: one frame's view says nothing
+    negative = None if yes else stratum(ctx, "negative", MD_NEGATIVES, per_answer=True)
+    step_lengths = float(ctx.knob("step_body_lengths", {"easy": 1.3, "standard": 0.8, "hard": 0.6}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
-        cam = raised_camera(rng, size, height=(3.0, 5.0), pitch=(25.0, 38.0))
         lay = Layout(rng, ctx.library)
-        inst = lay.instance(asset_id=SHEEP)
-        mid = ground_point(cam, float(rng.uniform(0.42, 0.58)) * size, float(rng.uniform(0.5, 0.65)) * size,
+        inst = _instance(lay, subject)
+        k = _reach(inst)
+        step = step_lengths * float(inst.size[0])
+        cam = raised_camera(rng, size, height=(3.0 * k, 5.0 * k), pitch=(25.0, 40.0))
+        mid = ground_point(cam, float(rng.uniform(0.4, 0.6)) * size, float(rng.uniform(0.5, 0.65)) * size,
                            z=float(inst.size[2]) / 2)
         if mid is None:
             return None
-        f = np.asarray(cam.forward(), dtype=float)
-        right = heading_of(np.array([f[1], -f[0]]))
-        motion = right + (0.0 if rng.random() < 0.5 else 180.0) + float(rng.uniform(-20.0, 20.0))
+        back = heading_of(np.asarray(cam.position, dtype=float)[:2] - mid[:2])
+        yaw = back + HEADINGS[facing] + float(rng.uniform(-45.0, 45.0))  # any heading within the bin
+        offset = {None: 0.0, "shuffled": 0.0, "reversed": 180.0}.get(negative, 90.0 if rng.random() < 0.5 else -90.0)
+        motion = yaw - offset
         d = direction_from_heading(motion)[:2]
-        pts = [mid[:2] + (k - 1) * step * d for k in range(3)]
-        yaw = motion + (90.0 if rng.random() < 0.5 else -90.0) if negative == "perpendicular" else motion
+        pts = [mid[:2] + (j - 1) * step * d for j in range(3)]
         # keep the whole path free of clutter
-        path = Rect(float(mid[0]), float(mid[1]), step + inst.size[0], inst.size[0], float(motion))
-        lay.rects.append(path)
-        sheep0 = lay.place("target", inst, pts[0][0], pts[0][1], yaw, gap=-10.0)
-        assert sheep0 is not None
-        half = horizontal_fov(cam) / 2
-        lay.entities(cam, int(rng.integers(3, 6)), bearings=(-half, half), distances=(4.0, 18.0), exclude=("figure",))
-        lay.blocks(cam, int(rng.integers(3, 6)), bearings=(-half - 10, half + 10), distances=(16.0, 30.0))
+        lay.rects.append(Rect(float(mid[0]), float(mid[1]), step + inst.size[0], inst.size[0], float(motion)))
+        lay.place("target", inst, pts[0][0], pts[0][1], yaw, gap=-10.0)
+        _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=30, block_distances=(16.0, 30.0))
         base = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
         order = [0, 1, 2]
         if negative == "shuffled":
-            perms = [p for p in ([0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0])]
-            order = perms[int(rng.integers(len(perms)))]
+            perms = ([0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0])
+            order = list(perms[int(rng.integers(len(perms)))])
         frames = []
-        for k, src in enumerate(order):
+        for j, src in enumerate(order):
             objs = [moved(o, pts[src]) if o.id == "target" else o for o in base.objects]
-            frame = with_objects(base, objs, f"{ctx.scene_prefix}-{FRAME_LABELS[k]}")
+            frame = with_objects(base, objs, f"{ctx.scene_prefix}-{FRAME_LABELS[j]}")
             if not target_clear(frame, cam, min_visible=0.9):
                 return None
             frames.append(frame)
-        shown.append(order)
+        if any(_step_px(cam, a, b) < MIN_STEP_PX * size for a, b in pairwise(frames)):
+            return None
+        shown.append((order, step))
         return frames, [cam] * 3
 
-    shown: list[list[int]] = []
-    ((_, cams), variants) = _layout_and_render(ctx, attempt, "lrr obj_md")
-    cam, order = cams[0], shown[-1]
+    shown: list[tuple[list[int], float]] = []
+    ((_, cams), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_md")
+    cam, (order, step) = cams[0], shown[-1]
     body = (
-        f"{labelled_images(3)}\nThe camera and the surroundings stay fixed; {SHEEP_TEXT} may stand at a different "
-        "spot in each image and always faces the same way. Following the order A, B, C, is the sheep moving in "
-        "the direction its head points?"
+        f"{labelled_images(3)}\nThe camera and the surroundings stay fixed; {subject.text} may stand at a "
+        "different spot in each image and always faces the same way. Following the order A, B, C, is the "
+        f"{subject.short} moving in the direction its head points?"
     )
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
-        "negative": negative, "shown_order": order, "step_m": round(step, 4),
+        "subject": name, "facing": facing, "negative": negative, "shown_order": order, "step_m": round(step, 4),
         "scene_ids": [f.scene_id for f in frames], "camera": cam.metadata()})
 
 
 # ----------------------------------------------------------------------------- Obj-M
 
-MOVED_MIN = 1.0  # metres: a "moved" sheep is displaced at least this far (we use 1.8-3)
+MOVED_MIN = 0.4  # metres: a "moved" subject is displaced at least this far (move_m is held >= 0.6)
 
 
 def derive_m(item: Item, scenes: dict[str, Scene]) -> str:
     a, b = (scenes[s].object("target") for s in item.metadata["scene_ids"])
     d = distance(np.asarray(a.pose.position), np.asarray(b.pose.position))
     if 1e-6 < d < MOVED_MIN:
-        raise ValueError(f"item {item.id}: the sheep moved {d:.3f} m, too little to call")
+        raise ValueError(f"item {item.id}: the subject moved {d:.3f} m, too little to call")
     return yes_no(d >= MOVED_MIN)
 
 
-def _tracking_camera(cam: Camera, before: np.ndarray, after: np.ndarray, shift: np.ndarray, name: str) -> Camera:
-    """``cam`` translated by ``shift`` and turned so the sheep (moved from ``before`` to
-    ``after``) keeps its horizontal bearing in the view: it stays at about the same pixel."""
+def _orbit_camera(cam: Camera, before: np.ndarray, after: np.ndarray, orbit_deg: float, name: str) -> Camera:
+    """``cam`` carried along with the subject (from ``before`` to ``after``) and swung
+    ``orbit_deg`` about the vertical through it: the subject keeps its pixel and its
+    size in the image, whether it moved or not, so only its place among the
+    surroundings tells."""
+    c, s = math.cos(math.radians(orbit_deg)), math.sin(math.radians(orbit_deg))
+
+    def turn(v: np.ndarray) -> np.ndarray:
+        return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+
     pos = np.asarray(cam.position, dtype=float)
     look = np.asarray(cam.look_at, dtype=float)
-    new_pos = pos + np.array([shift[0], shift[1], 0.0])
-    turn = math.radians(float(wrap180(heading_of(after[:2] - new_pos[:2]) - heading_of(before[:2] - pos[:2]))))
-    v = look - pos
-    c, s = math.cos(turn), math.sin(turn)
-    v = np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+    pivot = np.array([before[0], before[1], 0.0])
+    new_pos = np.array([after[0], after[1], 0.0]) + turn(pos - pivot)
     return Camera(name=name, position=tuple(round(float(x), 5) for x in new_pos),  # type: ignore[arg-type]
-                  look_at=tuple(round(float(x), 5) for x in new_pos + v),  # type: ignore[arg-type]
+                  look_at=tuple(round(float(x), 5) for x in new_pos + turn(look - pos)),  # type: ignore[arg-type]
                   fov_y=cam.fov_y, width=cam.width, height=cam.height)
 
 
 @task(SUITE, "obj_m", derive=derive_m,
-      description="Camera moves between A and B; has the sheep moved relative to the surroundings?")
+      description="Camera moves between A and B; has the animal moved relative to the surroundings?")
 def generate_obj_m(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     size = view_size(ctx)
+    name, subject = _subject(ctx)
+    move_m = float(ctx.knob("move_m", {"easy": 2.5, "standard": 1.5, "hard": 1.1}))
+    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 10.0, "standard": 18.0, "hard": 30.0}))
+    if move_m < 1.5 * MOVED_MIN:
+        raise ValueError(f"move_m must be at least {1.5 * MOVED_MIN:g} m to be called a move, got {move_m}")
+    turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 90.0, "hard": 180.0}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
-        cam = raised_camera(rng, size, height=(4.0, 7.0), pitch=(25.0, 38.0), name="main")
         lay = Layout(rng, ctx.library)
-        inst = lay.instance(asset_id=SHEEP)
+        inst = _instance(lay, subject)
+        k = _reach(inst)
+        cam = raised_camera(rng, size, height=(4.0 * k, 6.0 * k), pitch=(28.0, 40.0), name="main")
         p0 = ground_point(cam, float(rng.uniform(0.35, 0.65)) * size, float(rng.uniform(0.45, 0.65)) * size,
                           z=float(inst.size[2]) / 2)
         if p0 is None:
             return None
-        shift_len = float(rng.uniform(1.8, 3.0))
-        shift = direction_from_heading(float(rng.uniform(0, 360)))[:2] * shift_len
-        move_len = float(rng.uniform(1.8, 3.0)) if yes else 0.0
-        p1 = p0[:2] + direction_from_heading(float(rng.uniform(0, 360)))[:2] * move_len
+        swing = orbit * float(rng.uniform(0.85, 1.15)) * (1.0 if rng.random() < 0.5 else -1.0)
+        move_len = move_m * float(rng.uniform(0.9, 1.1))
+        # where a mover would go; a "no" subject stays, but its would-be spot gets the same
+        # nearby landmarks, so landmark density around the subject carries no answer
+        spot = p0[:2] + direction_from_heading(float(rng.uniform(0, 360)))[:2] * move_len
+        p1 = spot if yes else p0[:2].copy()
+        move_len = move_len if yes else 0.0
         yaw = float(rng.uniform(0, 360))
-        lay.rects.append(Rect(float(p0[0]), float(p0[1]), 1.5, 1.5))
-        lay.rects.append(Rect(float(p1[0]), float(p1[1]), 1.5, 1.5))
+        turn = float(rng.uniform(-turn_max, turn_max))  # the subject may turn in place, yes or no
+        # posts right beside the subject's spot and beside the spot a mover would go to
+        # (a "no" subject stays, but that spot gets its posts too, so the neighbourhood
+        # looks alike either way); placed before the keep-out boxes, clear of the body
+        foot = 0.5 * float(np.hypot(inst.size[0], inst.size[1]))
+        lay.posts_near([p0[:2], spot], 2, clear=foot + 0.3, radii=(foot + 0.35, foot + 0.75))
+        r = 0.6 * float(inst.size[0]) + 0.4
+        lay.rects.append(Rect(float(p0[0]), float(p0[1]), r, r))
+        lay.rects.append(Rect(float(spot[0]), float(spot[1]), r, r))
         lay.place("target", inst, p0[0], p0[1], yaw, gap=-10.0)
-        half = horizontal_fov(cam) / 2
-        lay.entities(cam, int(rng.integers(3, 6)), bearings=(-half, half), distances=(4.0, 20.0), exclude=("figure",))
-        # background blocks scattered around the sheep, so both views share landmarks
-        lay.blocks(cam, int(rng.integers(5, 8)), bearings=(-half - 5, half + 5), distances=(9.0, 26.0))
+        # scenery around the subject, so both views share landmarks near it
+        _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=n_landmarks,
+                 block_distances=(9.0, 26.0))
         base = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
-        cam_b = _tracking_camera(cam, p0, np.array([p1[0], p1[1], 0.0]), shift, "main")
-        sheep_b = moved(base.object("target"), p1)
+        cam_b = _orbit_camera(cam, p0, p1, swing, "main")
+        sheep_b = moved(base.object("target"), p1, yaw=yaw + turn)
         frame_a = with_objects(base, base.objects, f"{ctx.scene_prefix}-A")
         frame_b = with_objects(base, [sheep_b if o.id == "target" else o for o in base.objects],
                                f"{ctx.scene_prefix}-B", cameras=[cam_b])
         for fr, c in ((frame_a, cam), (frame_b, cam_b)):
             if not target_clear(fr, c, min_visible=0.9) or count_in_view(fr, c, "bg") < 2:
                 return None
-        lengths.append((shift_len, move_len))
+            if count_in_view(fr, c, "lm") < 8:
+                return None
+        shift_len = distance(np.asarray(cam.position), np.asarray(cam_b.position))
+        lengths.append((shift_len, move_len, turn, swing))
         return [frame_a, frame_b], [cam, cam_b]
 
-    lengths: list[tuple[float, float]] = []
-    ((_, cams), variants) = _layout_and_render(ctx, attempt, "lrr obj_m")
-    shift_len, move_len = lengths[-1]
+    lengths: list[tuple[float, float, float, float]] = []
+    ((_, cams), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_m")
+    shift_len, move_len, turn, swing = lengths[-1]
     body = (
         f"{labelled_images(2)}\nImages A and B show the same place; the camera moved between the two shots. "
-        f"Compared with its surroundings, has {SHEEP_TEXT} moved to a different spot between A and B?"
+        f"Compared with its surroundings, has {subject.text} moved to a different spot between A and B? "
+        "Turning on the spot does not count as moving."
     )
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
-        "sheep_move_m": round(move_len, 4), "camera_move_m": round(shift_len, 4),
-        "scene_ids": [f.scene_id for f in frames], "cameras": [c.metadata() for c in cams]})
-
+        "subject": name, "sheep_move_m": round(move_len, 4), "subject_turn_deg": round(turn, 3),
+        "camera_move_m": round(shift_len, 4), "camera_orbit_deg": round(swing, 3), "scene_ids": [f.scene_id for f in frames],
+        "cameras": [c.metadata() for c in cams]})

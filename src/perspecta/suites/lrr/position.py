@@ -6,6 +6,10 @@ clear of both midlines) or the centre. The region is chosen first, a pixel insid
 is cast onto the ground and the object is stood there; the oracle's
 :func:`~perspecta.world.oracle.image_region` then confirms the region and ``derive``
 recomputes it from the stored scene.
+
+The category and the true region(s) are matched strata (both units of a pair share
+them), so neither says whether the stated region is right; the target's visible pixels
+and box are measured on the render and recorded under ``readability``.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
+    VIEW_SIZE,
     composite_size,
     labelled_images,
+    named_facts,
+    stratum,
     view_size,
     wants_yes,
     yes_no,
@@ -29,7 +36,6 @@ from perspecta.suites.lrr.world import (
     Layout,
     ground_point,
     noun,
-    object_index,
     raised_camera,
     retry,
     target_clear,
@@ -38,7 +44,6 @@ from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     horizontal_fov,
     image_region,
-    mask_area,
     projected_bbox,
 )
 from perspecta.world.scene import Scene
@@ -51,7 +56,7 @@ PHRASES = {
 }  # fmt: skip
 MARGIN = 0.1  # image_region: quadrant centres at least 10% of the side from each midline
 CENTRE_HALF = 1.0 / 6.0
-TARGET_CATEGORIES = ("car", "person", "horse", "bicycle", "motorcycle", "figure", "bench", "dog")
+TARGET_CATEGORIES = ("car", "person", "bicycle", "motorcycle", "figure", "bench", "dog")
 
 
 def region_of(scene: Scene, object_id: str = "target") -> str:
@@ -90,23 +95,36 @@ def _pixel_in(rng: np.random.Generator, region: str, size: int) -> tuple[float, 
     return float(fu * size), float(fv * size)
 
 
-def position_view(ctx: TaskContext, scene_id: str, size: int, category: str, region: str) -> tuple[Scene, np.ndarray]:
-    """A street seen from above-ish with one ``category`` object in ``region``; (scene, rgb)."""
+def _knobs(ctx: TaskContext) -> tuple[int, float]:
+    """(street entities around the target, camera height factor: higher = smaller target)."""
+    n = int(ctx.knob("n_distractors", {"easy": 3, "standard": 6, "hard": 9}))
+    height = float(ctx.knob("camera_height_factor", {"easy": 1.0, "standard": 1.25, "hard": 1.5}))
+    return n, height
+
+
+def position_view(ctx: TaskContext, scene_id: str, size: int, category: str,
+                  region: str) -> tuple[Scene, np.ndarray, dict]:
+    """A street seen from above-ish with one ``category`` object in ``region``;
+    (scene, rgb, readability facts of the target)."""
     rng = ctx.rng
+    n_entities, height = _knobs(ctx)
+    # a Pos-C cell is a third of the composite (341 px at 1024): bring the camera closer so
+    # the target keeps the pixels the readability contract asks for
+    height *= min(1.0, max(0.6, size / VIEW_SIZE))
 
     def attempt() -> tuple[Scene, np.ndarray] | None:
         lay = Layout(rng, ctx.library)
         inst = lay.instance(category)
         # big things, and things near the camera (bottom of the view), are seen from higher up
-        k = max(1.0, float(max(inst.size)) / 2.0) * {"centre": 1.3}.get(region, 1.7 if region.startswith("bottom") else 1.0)
-        cam = raised_camera(rng, size, height=(3.5 * k, 6.0 * k), pitch=(30.0, 45.0))
+        k = max(0.55, float(max(inst.size)) / 2.0) * {"centre": 1.3}.get(region, 1.7 if region.startswith("bottom") else 1.0)
+        cam = raised_camera(rng, size, height=(3.5 * k * height, 6.0 * k * height), pitch=(30.0, 45.0))
         u, v = _pixel_in(rng, region, size)
         p = ground_point(cam, u, v, z=float(inst.size[2]) / 2)
         if p is None:
             return None
         lay.place("target", inst, p[0], p[1], float(rng.uniform(0, 360)))
         half = horizontal_fov(cam) / 2
-        lay.entities(cam, int(rng.integers(3, 7)), bearings=(-half, half), distances=(3.0 * k, 22.0 * k), exclude=(category,))
+        lay.entities(cam, n_entities, bearings=(-half, half), distances=(3.0 * k, 22.0 * k), exclude=(category,))
         lay.blocks(cam, int(rng.integers(2, 5)), bearings=(-half - 10, half + 10), distances=(20.0 * k, 34.0 * k))
         scene = lay.scene(scene_id, ctx.seed, [cam])
         if image_region(scene.object("target"), cam, margin=MARGIN, centre_half=CENTRE_HALF) != region:
@@ -114,9 +132,10 @@ def position_view(ctx: TaskContext, scene_id: str, size: int, category: str, reg
         if not _clean_box(scene, region) or not target_clear(scene, cam, min_visible=0.9):
             return None
         res = ctx.renderer.render(scene, cam)
-        if mask_area(res.instance, object_index(scene, "target")) < 0.0006 * size * size:
+        facts, probs = named_facts(res.instance, scene, {noun(category): "target"})
+        if probs:
             return None
-        return scene, res.rgb
+        return scene, res.rgb, facts
 
     return retry(attempt, 80, f"lrr position view ({category} at {region})")
 
@@ -127,7 +146,7 @@ def _other_region(rng: np.random.Generator, region: str) -> str:
 
 
 def _pick_category(ctx: TaskContext) -> str:
-    return TARGET_CATEGORIES[int(ctx.rng.integers(len(TARGET_CATEGORIES)))]
+    return stratum(ctx, "category", TARGET_CATEGORIES)
 
 
 # ----------------------------------------------------------------------------- Pos
@@ -142,14 +161,14 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     category = _pick_category(ctx)
-    region = REGIONS[int(rng.integers(len(REGIONS)))]
-    scene, rgb = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region)
+    region = stratum(ctx, "region", REGIONS)
+    scene, rgb, facts = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region)
     ctx.add_scene(scene)
     image = ctx.save_image(rgb, "view")
     asked = region if yes else _other_region(rng, region)
     body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image?"
     meta = {"category": category, "asset_id": scene.object("target").asset_id, "true_region": region,
-            "asked_region": asked, "camera": scene.camera("main").metadata()}
+            "asked_region": asked, "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
 
@@ -164,24 +183,26 @@ def derive_multi(item: Item, scenes: dict[str, Scene]) -> str:
     return yes_no(all(region_of(scenes[s]) == a for s, a in zip(ids, asked)))
 
 
-def _three_views(ctx: TaskContext, size: int) -> tuple[str, list[Scene], list[np.ndarray], list[str], list[str]]:
-    """Three unrelated views of the same category; (category, scenes, rgbs, true, asked)."""
+def _three_views(ctx: TaskContext, size: int) -> tuple[str, list[Scene], list[np.ndarray], list[str], list[str], dict]:
+    """Three unrelated views of the same category; (category, scenes, rgbs, true, asked,
+    readability record)."""
     rng = ctx.rng
     yes = wants_yes(ctx)
     category = _pick_category(ctx)
-    true = [REGIONS[int(rng.integers(len(REGIONS)))] for _ in range(3)]
-    scenes, rgbs = [], []
+    true = [stratum(ctx, f"region{k}", REGIONS) for k in range(3)]
+    scenes, rgbs, facts = [], [], {}
     for k, region in enumerate(true):
-        scene, rgb = position_view(ctx, f"{ctx.scene_prefix}-{FRAME_LABELS[k]}", size, category, region)
+        scene, rgb, f = position_view(ctx, f"{ctx.scene_prefix}-{FRAME_LABELS[k]}", size, category, region)
         ctx.add_scene(scene)
         scenes.append(scene)
         rgbs.append(rgb)
+        facts.update({f"{name}_{FRAME_LABELS[k]}": v for name, v in f.items()})
     asked = list(true)
-    if not yes:  # one, two or all three statements wrong
-        n_wrong = int(rng.integers(1, 4))
+    if not yes:  # one, two or all three statements wrong, balanced among the negatives
+        n_wrong = stratum(ctx, "n_wrong", (1, 2, 3), per_answer=True)
         for k in sorted(rng.choice(3, size=n_wrong, replace=False).tolist()):
             asked[k] = _other_region(rng, true[k])
-    return category, scenes, rgbs, true, asked
+    return category, scenes, rgbs, true, asked, {"objects": facts}
 
 
 def _statement(category: str, asked: list[str], where: str) -> str:
@@ -195,7 +216,7 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     total = composite_size(ctx)
     cell = total // 3
-    category, scenes, rgbs, true, asked = _three_views(ctx, cell)
+    category, scenes, rgbs, true, asked, readability = _three_views(ctx, cell)
     cells_idx = sorted(rng.choice(9, size=3, replace=False).tolist())
     order = rng.permutation(3).tolist()  # which sub-image (A/B/C) goes in which chosen cell
     cells = [(cells_idx[order[k]] // 3, cells_idx[order[k]] % 3) for k in range(3)]
@@ -210,7 +231,7 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
         "Say yes only if all three statements are right."
     )
     meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
-            "asked_regions": asked, "cells": [list(c) for c in cells], "cell_size": cell}
+            "asked_regions": asked, "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]
 
@@ -218,7 +239,7 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
 @task(SUITE, "pos_s", derive=derive_multi,
       description="A sequence of three unrelated images: is X in the stated region of each?")
 def generate_pos_s(ctx: TaskContext) -> list[Item]:
-    category, scenes, rgbs, true, asked = _three_views(ctx, view_size(ctx))
+    category, scenes, rgbs, true, asked, readability = _three_views(ctx, view_size(ctx))
     images = [ctx.save_image(rgb, FRAME_LABELS[k]) for k, rgb in enumerate(rgbs)]
     body = (
         f"{labelled_images(3)}\nThese three images are unrelated to each other. Going through them in the order "
@@ -226,6 +247,6 @@ def generate_pos_s(ctx: TaskContext) -> list[Item]:
         "Say yes only if all three statements are right."
     )
     meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
-            "asked_regions": asked}
+            "asked_regions": asked, "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]

@@ -5,8 +5,11 @@ LRR's 3D tasks were built in Minecraft, where the terrain stays put while mobs m
 we mirror that split. *Scenery* (ids ``bg*``) are tinted box blocks standing in as
 buildings: they never move and survive the "Clear" variants, so the background stays
 informative. *Entities* (ids ``obj*``: cars, people, animals, street props) are the
-clutter that Clear variants remove. The task's subject has the id ``target`` (or
-``x``/``y`` for the depth pair).
+clutter that Clear variants remove. *Landmarks* (ids ``lm*``: low stones and posts
+strewn over the ground) are scenery too: on an untextured ground plane an object's
+displacement between two shots has nothing to be measured against, so every task
+where motion must be seen scatters them (until the renderer's textured ground lands).
+The task's subject has the id ``target`` (or ``x``/``y`` for the depth pair).
 
 Placement works in camera terms: a pixel is cast onto the ground plane
 (:func:`ground_point`), so a generator can put an object where it must appear and
@@ -45,10 +48,17 @@ NOUNS: dict[str, str] = {
     "motorcycle": "motorcycle", "van": "van", "figure": "sheep", "bench": "bench",
     "fire_hydrant": "fire hydrant", "barrel": "barrel", "cat": "cat",
 }  # fmt: skip
-ENTITY_CATEGORIES = ("car", "person", "bicycle", "dog", "horse", "motorcycle", "bench", "fire_hydrant", "barrel")
+ENTITY_CATEGORIES = ("car", "person", "bicycle", "dog", "motorcycle", "bench", "fire_hydrant", "barrel")
+# Assets a person would misname at LRR's sizes: the procedural horse reads as a dog, and
+# this "bench" renders as a blue oval table.
+AVOID_ASSETS = frozenset({"proc:horse", "sh3d:katorlegaz/bench"})
 SHEEP = "proc:figure"  # LRR's "sheep": a white quadruped with a dark face at its front
 GROUND_COLORS = ((0.42, 0.55, 0.30), (0.50, 0.47, 0.40), (0.38, 0.40, 0.42), (0.55, 0.52, 0.45))
 SKY_COLORS = ((0.72, 0.82, 0.95), (0.80, 0.86, 0.94), (0.86, 0.88, 0.92))
+LANDMARK_COLORS = (
+    (0.45, 0.43, 0.40), (0.60, 0.58, 0.52), (0.35, 0.30, 0.26), (0.70, 0.66, 0.58), (0.28, 0.32, 0.28),
+)  # fmt: skip
+POST_COLORS = ((0.80, 0.15, 0.12), (0.95, 0.80, 0.15), (0.15, 0.35, 0.80), (0.95, 0.95, 0.92), (0.90, 0.45, 0.10))
 BLOCK_COLORS = (
     (0.75, 0.68, 0.55), (0.62, 0.36, 0.28), (0.55, 0.58, 0.62), (0.85, 0.82, 0.75),
     (0.40, 0.48, 0.60), (0.70, 0.55, 0.40), (0.35, 0.50, 0.38),
@@ -124,7 +134,9 @@ class Layout:
             cat = resolve_category(self.library, category)
             if cat is None:
                 raise ValueError(f"category {category!r} has no assets in the library")
-            pool = self.library.by_category(cat)
+            pool = [a for a in self.library.by_category(cat) if a.asset_id not in AVOID_ASSETS]
+            if not pool:
+                raise ValueError(f"category {category!r} has only avoided assets")
             info = pool[int(self.rng.integers(len(pool)))]
         else:
             info = self.library.get(asset_id)
@@ -180,6 +192,44 @@ class Layout:
             return self.instance(asset_id="proc:box", scale=float(self.rng.uniform(5.0, 11.0)),
                                  color=jitter_color(self.rng, color))
         return self.scatter("bg", count, camera, bearings=bearings, distances=distances, make=make, gap=1.0)
+
+    def _landmark(self) -> Instance:
+        color = jitter_color(self.rng, LANDMARK_COLORS[int(self.rng.integers(len(LANDMARK_COLORS)))])
+        if self.rng.random() < 0.6:
+            return self.instance(asset_id="proc:box", scale=float(self.rng.uniform(0.3, 0.5)), color=color)
+        return self.instance(asset_id="proc:cylinder", scale=float(self.rng.uniform(0.35, 0.5)), color=color)
+
+    def landmarks(self, camera: Camera, count: int, *, bearings: tuple[float, float],
+                  distances: tuple[float, float]) -> list[SceneObject]:
+        """Static ground landmarks: stones (small boxes, 10-35 cm) and short posts
+        (cylinders, 15-55 cm) in muted tints, dense enough that a displacement of the
+        subject can be read against them."""
+        return self.scatter("lm", count, camera, bearings=bearings, distances=distances, make=self._landmark,
+                            gap=0.25, tries=8)
+
+    def posts_near(self, points: Sequence[Sequence[float]], per_point: int, clear: float,
+                   radii: tuple[float, float]) -> list[SceneObject]:
+        """Brightly painted posts right next to each ground point (``radii`` metres
+        from it), never within ``clear`` metres of any of the points: whatever stands at
+        a point is then seen beside its own posts, and a move from one point to another
+        changes which posts it stands by."""
+        placed = []
+        for xy in points:
+            for _ in range(per_point):
+                color = jitter_color(self.rng, POST_COLORS[int(self.rng.integers(len(POST_COLORS)))])
+                inst = self.instance(asset_id="proc:cylinder", scale=float(self.rng.uniform(0.55, 0.75)), color=color)
+                for _t in range(16):
+                    a = float(self.rng.uniform(0.0, 2.0 * math.pi))
+                    r = float(self.rng.uniform(*radii))
+                    x, y = xy[0] + r * math.cos(a), xy[1] + r * math.sin(a)
+                    if any(math.hypot(x - q[0], y - q[1]) < clear for q in points):
+                        continue
+                    n = sum(1 for o in self.objects if o.id.startswith("lm"))
+                    obj = self.place(f"lm{n}", inst, x, y, 0.0, gap=0.15)
+                    if obj is not None:
+                        placed.append(obj)
+                        break
+        return placed
 
     def scene(self, scene_id: str, seed: int, cameras: list[Camera]) -> Scene:
         ground = Ground(
