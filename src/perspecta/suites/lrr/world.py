@@ -236,6 +236,10 @@ class Layout:
             size=120.0,
             color=jitter_color(self.rng, GROUND_COLORS[int(self.rng.integers(len(GROUND_COLORS)))]),
             sky_color=jitter_color(self.rng, SKY_COLORS[int(self.rng.integers(len(SKY_COLORS)))]),
+            # a textured street surface, pinned to the unit's seed so every frame of an item
+            # shows the same ground: motion reads against it, not only against the posts
+            material="paving",
+            texture_seed=int(seed),
         )
         return Scene(scene_id=scene_id, seed=int(seed), kind="clutter", objects=list(self.objects),
                      cameras=list(cameras), light=sample_sun(self.rng), ground=ground)
