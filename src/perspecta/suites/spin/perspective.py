@@ -29,6 +29,7 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    Unreadable,
     SUITE,
     Strata,
     camera_azimuth,
@@ -284,7 +285,7 @@ def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, S
         if pole(premise, a, b, main) != POLES[premise][0]:
             a, b = b, a
         return scene, a, b, vis
-    raise RuntimeError(f"{ctx.scene_prefix}: no pair whose {premise} relation dominates")
+    raise Unreadable(f"{ctx.scene_prefix}: no pair whose {premise} relation dominates")
 
 
 @task(SUITE, TRANSFORM, derive=derive_transform,

@@ -21,6 +21,7 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    Unreadable,
     SUITE,
     Strata,
     display_name,
@@ -165,7 +166,7 @@ def tabletop(ctx: TaskContext, tries: int = 8, *, with_front: bool = False) -> S
             if not (o.has_front and not o.symmetric):
                 continue
         return scene
-    raise RuntimeError(f"{ctx.scene_prefix}: no tabletop layout after {tries} tries: {last}")
+    raise Unreadable(f"{ctx.scene_prefix}: no tabletop layout after {tries} tries: {last}")
 
 
 MIN_NAMED_PX = 26.0 / 256  # a named object's projected box spans at least this share of the image width
@@ -208,7 +209,7 @@ def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, 
             if ctx.rng.random() < 0.5:
                 a, b = b, a
             return scene, a, b, vis
-    raise RuntimeError(f"{ctx.scene_prefix}: no tabletop with a clear {kind} pair")
+    raise Unreadable(f"{ctx.scene_prefix}: no tabletop with a clear {kind} pair")
 
 
 @task(SUITE, GROUNDING, derive=derive_grounding,
@@ -350,7 +351,7 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         if moved is not None:
             break
     else:
-        raise RuntimeError(f"{ctx.scene_prefix}: could not move any readable object {direction} "
+        raise Unreadable(f"{ctx.scene_prefix}: could not move any readable object {direction} "
                            f"(at {image_size(ctx)} px; tabletop tasks need about 384 px or more)")
     scene.objects.append(moved)
     ids0 = [o.id for o in scene.objects if o.id != moved.id]

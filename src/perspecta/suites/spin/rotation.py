@@ -30,6 +30,7 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    Unreadable,
     LAYOUTS,
     SUITE,
     Strata,
@@ -389,7 +390,7 @@ def _mental_scene(ctx: TaskContext, domain: str) -> tuple[Scene, SceneObject]:
             if on_support(scene, turned, skip=[target.id], gap=0.01):
                 target.pose = turned.pose
                 return scene, target
-        raise RuntimeError(f"{ctx.scene_prefix}: no tabletop with a nameable object that has a front")
+        raise Unreadable(f"{ctx.scene_prefix}: no tabletop with a nameable object that has a front")
     asset = pick_asset(ctx, domain)
     yaw = float(ctx.rng.uniform(0.0, 360.0))
     el = float(ctx.knob("elevation_max_deg", {"easy": 30.0, "standard": 40.0, "hard": 50.0}))
