@@ -62,7 +62,13 @@ def suite_setting(suite: str, name: str, default: object = None) -> object:
     ``audit_features``), or ``default``. This is how generic code (runner, audit, report)
     asks a suite for its own conventions without naming the suite."""
     load_builtin_suites()
-    module = importlib.import_module(f"perspecta.suites.{suite}")
+    qualified = f"perspecta.suites.{suite}"
+    try:
+        module = importlib.import_module(qualified)
+    except ModuleNotFoundError as e:
+        if e.name != qualified:
+            raise  # the suite's package exists but is broken: say so
+        return default  # tasks registered without a suite package (e.g. from a script) declare nothing
     return getattr(module, name, default)
 
 
