@@ -1,13 +1,15 @@
 """PCSR foundational perception, T0-T2: counting, relative distance, relative direction.
 
 T0 counts 3D instances (every instance must pass the readability contract, so each can
-be seen and counted). The unit's target count is drawn first, evenly over 0..``count_max``
-(:func:`~perspecta.suites.pcsr.common.balanced`; zero asks about a category that belongs
-in that type of room but is absent), then a room with a category of exactly that many
-pieces is found; the MCQ options are a uniformly drawn 4-subset of the same range that
-contains the answer, so neither an option's value nor its rank among the options says
-which one is right. T1 asks for the closest/farthest object to a named one;
-the winner clears every other object (same category included) by a margin on centre
+be seen and counted). The unit draws its (count, category) pair first, evenly over
+0..``count_max`` x :data:`COUNT_CATEGORIES` (:func:`~perspecta.suites.pcsr.common.balanced`;
+zero asks about a category that belongs in that type of room but is absent), so
+neither the count nor the category says anything about the other; then a room with
+exactly that many is found. The MCQ options are a uniformly drawn 4-subset of the same
+range that contains the answer, so neither an option's value nor its rank among the
+options says which one is right. T1 asks for the closest/farthest object to a named one;
+the answer's (room type, category) is drawn first (``answer_target``), so the room type
+does not predict it; the winner clears every other object (same category included) by a margin on centre
 AND box-surface distances, and the distractors are the next objects of the same ranking,
 so the options are the four most plausible answers, not the winner plus random ones.
 T2 asks left/right between two objects (short arc, away from the seam) or which quarter
@@ -16,22 +18,21 @@ around the observer an object is in; each answer is equally frequent per subtype
 
 from __future__ import annotations
 
-from collections import Counter
-
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.pcsr.common import (
     SUITE,
+    AnswerTable,
     Pano,
     Question,
     aliases_for,
     answer_for,
+    answer_target,
     balanced,
     build_unit,
     by_category,
-    confusable,
     display,
-    pick,
+    room_type_of,
     the,
 )
 from perspecta.suites.registry import task
@@ -97,41 +98,45 @@ def count_answer(scene: Scene, category: str) -> str:
     return str(sum(1 for o in scene.objects if o.category == category))
 
 
-# absent categories never asked about: too easily mistaken for a piece that is there
-# (a desk for a table, a dresser for a cabinet, a desk chair for an armchair)
-NOT_ASKED_ABSENT = frozenset({"cabinet", "wardrobe", "table", "desk", "chair", "armchair", "coffee_table", "nightstand"})
+# What T0 counts. Each category is asked with every count 0..count_max equally often
+# (the unit draws the pair), so the category says nothing about the answer; only these
+# categories reach three or four fully visible instances in sampled rooms, so they are
+# the ones that can be asked with every count.
+COUNT_CATEGORIES = ("cabinet", "chair", "wardrobe")
+# a zero count is only asked while nothing a person could count instead is in the room
+# (a dresser or a bookcase for a cabinet, an armchair for a chair)
+ZERO_LOOKALIKES: dict[str, frozenset[str]] = {
+    "cabinet": frozenset({"wardrobe", "bookcase", "dressing_table", "nightstand"}),
+    "chair": frozenset({"armchair", "sofa"}),
+    "wardrobe": frozenset({"cabinet", "bookcase"}),
+}
 
 
-def _absent_categories(scene: Scene) -> list[str]:
-    """Categories that belong in this type of room (its plan) but are not in it: a
-    count of zero is a real answer, and it lets the options span 0..n evenly."""
+def zero_askable(scene: Scene, category: str) -> bool:
+    """Whether "how many ``category``" may be asked with answer zero: the category belongs
+    in this type of room (its plan) but is absent, and no look-alike stands in for it."""
     from perspecta.world.samplers import PLANS
 
     present = {o.category for o in scene.objects}
-    plan = PLANS.get(scene.room.room_type if scene.room else "", ())
-    return sorted(c for c in {s.category for s in plan} - present - NOT_ASKED_ABSENT if not confusable(scene, c))
+    plan = {s.category for s in PLANS.get(scene.room.room_type if scene.room else "", ())}
+    return category in plan and category not in present and not (ZERO_LOOKALIKES.get(category, frozenset()) & present)
 
 
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     top = int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 4}))
     values = list(range(0, top + 1))
-    n = int(balanced(ctx, "count", values))
-    counts = Counter(o.category for o in scene.objects)
+    n, category = balanced(ctx, "count_category", [(v, c) for v in values for c in COUNT_CATEGORIES])
+    n = int(n)
+    instances = [o for o in scene.objects if o.category == category]
     if n == 0:
-        ok = _absent_categories(scene)
-    else:
-        ok = sorted(
-            c for c, k in counts.items()
-            if k == n and not pano.confusable(c) and all(pano.visible(o) for o in scene.objects if o.category == c)
-        )
-    if not ok:
+        if not zero_askable(scene, category):
+            return None
+    elif len(instances) != n or pano.confusable(category) or not all(pano.visible(o) for o in instances):
         return None
-    category = pick(ctx.rng, ok)
     others = [v for v in values if v != n]
     chosen = sorted((int(v) for v in ctx.rng.choice(others, size=min(3, len(others)), replace=False)),
                     key=lambda v: (abs(v - n), v))
-    instances = [o for o in scene.objects if o.category == category]
     named = {f"{display(category)} #{i + 1}": o for i, o in enumerate(instances)}
     record = pano.record(named)
     if record is None:
@@ -191,9 +196,33 @@ def ranked_options(
     return None
 
 
+# what T1 asks for, per mode and room type: the categories that win the comparison by
+# a clear margin (and head the options) in at least ~a tenth of sampled rooms of that
+# type; the farthest object is mostly a corner piece, the closest a wall one
+DISTANCE_ANSWERS: dict[str, AnswerTable] = {
+    "closest": {
+        "bathroom": ("sink", "toilet", "washing_machine", "person", "plant", "cabinet"),
+        "bedroom": ("wardrobe", "desk", "chair", "dressing_table", "lamp", "nightstand"),
+        "kitchen": ("cabinet", "sink", "washing_machine", "plant", "stove", "refrigerator", "box"),
+        "living_room": ("cabinet", "sofa", "table", "lamp", "bookcase"),
+        "office": ("cabinet", "chair", "desk"),
+    },
+    "farthest": {
+        "bathroom": ("plant", "sink", "box", "toilet", "washing_machine"),
+        "bedroom": ("lamp", "plant", "wardrobe", "dressing_table"),
+        "kitchen": ("plant", "cabinet", "box", "sink", "refrigerator", "stove"),
+        "living_room": ("plant", "lamp", "box", "bookcase"),
+        "office": ("lamp", "plant", "bookcase", "cabinet", "desk"),
+    },
+}
+
+
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
+    room_type, want = answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}")
+    if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
+        return None
     margin, box_margin = distance_margins(ctx)
     anchors = pano.referable()
     for i in ctx.rng.permutation(len(anchors)):
@@ -201,7 +230,9 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
         centre = _ranked(scene, anchor, mode, "center")
         win = clear_winner(centre, margin)
         win_box = clear_winner(_ranked(scene, anchor, mode, "bbox"), box_margin)
-        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
+        if win is None or win_box is None or win[0] is not win_box[0] or win[0].category != want:
+            continue
+        if not pano.visible(win[0]):
             continue
         picked = ranked_options(pano, centre, {anchor.category})
         if picked is None or picked[0] is not win[0]:
