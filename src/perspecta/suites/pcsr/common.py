@@ -306,7 +306,10 @@ def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
     return {"pixels": int(w * h), "box": [int(np.ceil(w)), int(np.ceil(h))], "marker_cover": 0.0}
 
 
-def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None) -> list[Item]:
+def build_unit(
+    ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None,
+    room_type: Callable[[TaskContext], str] | None = None,
+) -> list[Item]:
     """Try rooms until ``build`` finds a well-posed question, then emit its items.
 
     Without ``prepare`` the unit draws from the dataset's shared room stream for its
@@ -318,7 +321,9 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
     way the question is first posed on geometry alone (every object assumed visible),
     so only promising rooms are rendered; at most ``MAX_RENDERS`` renders per unit.
     A question is only emitted with a readability record that meets the contract;
-    otherwise the unit moves on to its next room.
+    otherwise the unit moves on to its next room. ``room_type`` names the only room type
+    ``build`` can accept (an answer target, see :func:`answer_target`): shared rooms of
+    another type are passed over by their seed alone, never sampled.
     """
     from perspecta.suites.pcsr import rooms
 
@@ -326,6 +331,8 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
     renders = 0
     for attempt in range(MAX_ROOM_TRIES):
         shared = rooms.RoomKey(ctx.index, attempt) if prepare is None else None
+        if shared is not None and room_type is not None and rooms.room_type(ctx, shared) != room_type(ctx):
+            continue  # build would turn it down; skip the furnishing
         try:
             if shared is not None:
                 scene = rooms.shared_scene(ctx, shared, PANO_SIZE)

@@ -217,10 +217,15 @@ DISTANCE_ANSWERS: dict[str, AnswerTable] = {
 }
 
 
+def _distance_target(ctx: TaskContext) -> tuple[str, tuple[str, str]]:
+    """This unit's mode and (room type, answer category)."""
+    mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
+    return mode, answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}")
+
+
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
-    room_type, want = answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}")
+    mode, (room_type, want) = _distance_target(ctx)
     if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
         return None
     margin, box_margin = distance_margins(ctx)
@@ -274,7 +279,7 @@ def derive_distance(item: Item, scenes: dict[str, Scene]) -> str:
 
 @task(SUITE, "relative_distance", derive=derive_distance, description="T1: closest / farthest object to a named one")
 def generate_distance(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "relative_distance", _build_distance)
+    return build_unit(ctx, "relative_distance", _build_distance, room_type=lambda c: _distance_target(c)[1][0])
 
 
 # ----------------------------------------------------------------- T2 relative direction

@@ -357,7 +357,8 @@ def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
 
 @task(SUITE, "egocentric_rotation", derive=derive_rotation, description="T4: what is ahead/left/right/behind after a turn")
 def generate_rotation(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "egocentric_rotation", _build_rotation)
+    return build_unit(ctx, "egocentric_rotation", _build_rotation,
+                      room_type=lambda c: answer_target(c, ROTATION_ANSWERS)[0])
 
 
 # --------------------------------------------------------- T5 perspective re-anchoring
