@@ -97,15 +97,16 @@ def test_answer_targets_are_even_within_each_room_type() -> None:
     from collections import Counter
 
     from perspecta.suites.pcsr.common import answer_target
-    from perspecta.suites.pcsr.perception import COUNT_CATEGORIES
+    from perspecta.suites.pcsr.perception import COUNT_CATEGORIES, count_plan
     from perspecta.suites.pcsr.reasoning import ROTATION_ANSWERS
 
     k = sum(len(c) for c in ROTATION_ANSWERS.values())
     got = Counter(answer_target(_ctx(i, 7), ROTATION_ANSWERS) for i in range(3 * k))
     assert set(got) == {(rt, c) for rt, cats in ROTATION_ANSWERS.items() for c in cats}
     assert set(got.values()) == {3}
-    pairs = [balanced(_ctx(i, 7, "counting"), "count_category",
-                      [(v, c) for v in range(4) for c in COUNT_CATEGORIES]) for i in range(24)]
+    assert count_plan(3) == [(v, c) for v in range(4) for c in COUNT_CATEGORIES]  # standard: full cross
+    assert (4, "wardrobe") not in count_plan(4) and (4, "chair") in count_plan(4)  # plans hold 3 wardrobes
+    pairs = [balanced(_ctx(i, 7, "counting"), "count_category", count_plan(3)) for i in range(24)]
     assert Counter(pairs) == Counter({(v, c): 2 for v in range(4) for c in COUNT_CATEGORIES})
 
 

@@ -100,7 +100,7 @@ def count_answer(scene: Scene, category: str) -> str:
 
 # What T0 counts. Each category is asked with every count 0..count_max equally often
 # (the unit draws the pair), so the category says nothing about the answer; only these
-# categories reach three or four fully visible instances in sampled rooms, so they are
+# categories reach three or more fully visible instances in sampled rooms, so they are
 # the ones that can be asked with every count.
 COUNT_CATEGORIES = ("cabinet", "chair", "wardrobe")
 # a zero count is only asked while nothing a person could count instead is in the room
@@ -122,11 +122,24 @@ def zero_askable(scene: Scene, category: str) -> bool:
     return category in plan and category not in present and not (ZERO_LOOKALIKES.get(category, frozenset()) & present)
 
 
+def most_in_a_room(category: str) -> int:
+    """The most pieces of ``category`` any room plan can hold (fallbacks aside)."""
+    from perspecta.world.samplers import PLANS
+
+    return max(sum(s.count[1] for s in plan if s.category == category) for plan in PLANS.values())
+
+
+def count_plan(top: int) -> list[tuple[int, str]]:
+    """Every (count, category) pair T0 asks, 0..``top`` x :data:`COUNT_CATEGORIES`, less
+    the counts a category's room plans cannot reach (a fourth wardrobe)."""
+    return [(v, c) for v in range(top + 1) for c in COUNT_CATEGORIES if v <= most_in_a_room(c)]
+
+
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     top = int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 4}))
     values = list(range(0, top + 1))
-    n, category = balanced(ctx, "count_category", [(v, c) for v in values for c in COUNT_CATEGORIES])
+    n, category = balanced(ctx, "count_category", count_plan(top))
     n = int(n)
     instances = [o for o in scene.objects if o.category == category]
     if n == 0:
