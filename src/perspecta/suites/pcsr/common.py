@@ -36,7 +36,7 @@ PANO_SIZE = (1024, 512)
 MIN_VISIBLE_PX = readability.DEFAULT_CONTRACT.min_pixels  # panorama pixels an object needs to be named
 # rooms tried per unit before it fails loudly; a unit with an answer target (see
 # answer_target) wants one room type in five, so it passes over most rooms unrendered
-MAX_ROOM_TRIES = 250
+MAX_ROOM_TRIES = 400
 MAX_RENDERS = 12  # of which at most this many are rendered
 
 # Categories a person cannot reliably tell apart in a room panorama (a closed bookcase
