@@ -90,6 +90,40 @@ def test_balanced_assignment_is_exact_per_block_and_not_index_parity() -> None:
     assert balanced(_ctx(5, 3), "x", values) == balanced(_ctx(5, 3), "x", values)  # deterministic
 
 
+def test_answer_targets_are_even_within_each_room_type() -> None:
+    """The (room type, answer) draw spreads answers evenly inside a room type, so the room
+    type alone cannot predict the object asked for; T0 crosses every count with every
+    category, so neither predicts the other."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.common import answer_target
+    from perspecta.suites.pcsr.perception import COUNT_CATEGORIES, count_plan
+    from perspecta.suites.pcsr.reasoning import ROTATION_ANSWERS
+
+    k = sum(len(c) for c in ROTATION_ANSWERS.values())
+    got = Counter(answer_target(_ctx(i, 7), ROTATION_ANSWERS) for i in range(3 * k))
+    assert set(got) == {(rt, c) for rt, cats in ROTATION_ANSWERS.items() for c in cats}
+    assert set(got.values()) == {3}
+    assert count_plan(3) == [(v, c) for v in range(4) for c in COUNT_CATEGORIES]  # standard: full cross
+    assert (4, "wardrobe") not in count_plan(4) and (4, "chair") in count_plan(4)  # plans hold 3 wardrobes
+    pairs = [balanced(_ctx(i, 7, "counting"), "count_category", count_plan(3)) for i in range(24)]
+    assert Counter(pairs) == Counter({(v, c): 2 for v in range(4) for c in COUNT_CATEGORIES})
+
+
+def test_room_type_is_known_from_the_seed_without_sampling() -> None:
+    """Units skip shared rooms of the wrong type by seed; the peek must agree with the sampler."""
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.suites.pcsr.rooms import RoomKey, room_type
+    from perspecta.world.samplers import sample_room
+
+    ctx = _ctx(0, 11)
+    lib = AssetLibrary.default()
+    for attempt in range(6):
+        key = RoomKey(0, attempt)
+        scene = sample_room(np.random.default_rng(key.seed_sequence(11)), lib, scene_id="x", seed=1, min_objects=5)
+        assert scene.room is not None and scene.room.room_type == room_type(ctx, key)
+
+
 def _pano_with_pixels(s: Scene, tiny: set[str]) -> Pano:
     """A measured panorama in which every object is a 60x40 block, except ``tiny`` ones (5x5)."""
     inst = np.zeros((512, 1024), dtype=np.int32)

@@ -34,7 +34,9 @@ from perspecta.world.scene import Camera, Scene, SceneObject
 SUITE = "pcsr"
 PANO_SIZE = (1024, 512)
 MIN_VISIBLE_PX = readability.DEFAULT_CONTRACT.min_pixels  # panorama pixels an object needs to be named
-MAX_ROOM_TRIES = 100  # rooms sampled per unit before the unit fails loudly
+# rooms tried per unit before it fails loudly; a unit with an answer target (see
+# answer_target) wants one room type in five, so it passes over most rooms unrendered
+MAX_ROOM_TRIES = 400
 MAX_RENDERS = 12  # of which at most this many are rendered
 
 # Categories a person cannot reliably tell apart in a room panorama (a closed bookcase
@@ -119,6 +121,33 @@ def balanced(ctx: TaskContext, name: str, values: Sequence[T]) -> T:
     block, pos = divmod(ctx.index, k)
     seq = np.random.SeedSequence(ctx.root_seed, spawn_key=(stable_key(ctx.suite), stable_key(ctx.task), stable_key(name), block))
     return values[int(np.random.default_rng(seq).permutation(k)[pos])]
+
+
+AnswerTable = dict[str, tuple[str, ...]]
+
+
+def answer_target(ctx: TaskContext, table: AnswerTable, name: str = "answer_target") -> tuple[str, str]:
+    """This unit's (room type, answer category), balanced over ``table``.
+
+    A task whose answer is an object lists, per room type, the categories its question
+    can usually give as the answer there (how often each can is measured on sampled
+    rooms; rarer ones would exhaust a unit's rooms). The unit draws its pair evenly over
+    the whole list and accepts only rooms of that type whose answer is that category.
+    Within a room type every listed category is then the answer equally often, so the
+    room type (a kitchen's many cabinets) or how full the room is does not say which
+    object is the answer: the scene prior is no shortcut. A dataset that fixes the room
+    type draws from that type's row only.
+    """
+    fixed = ctx.config.get("room_type")
+    plan = [(rt, c) for rt, cats in table.items() if fixed in (None, rt) for c in cats]
+    if not plan:
+        raise ValueError(f"room_type {fixed!r} has no answer categories (known: {sorted(table)})")
+    rt, c = balanced(ctx, name, plan)
+    return str(rt), str(c)
+
+
+def room_type_of(scene: Scene) -> str | None:
+    return scene.room.room_type if scene.room else None
 
 
 OPTIMISTIC_FACTS = {"pixels": 10**6, "box": [PANO_SIZE[0], PANO_SIZE[1]], "marker_cover": 0.0}
@@ -277,7 +306,10 @@ def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
     return {"pixels": int(w * h), "box": [int(np.ceil(w)), int(np.ceil(h))], "marker_cover": 0.0}
 
 
-def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None) -> list[Item]:
+def build_unit(
+    ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None,
+    room_type: Callable[[TaskContext], str] | None = None,
+) -> list[Item]:
     """Try rooms until ``build`` finds a well-posed question, then emit its items.
 
     Without ``prepare`` the unit draws from the dataset's shared room stream for its
@@ -289,7 +321,9 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
     way the question is first posed on geometry alone (every object assumed visible),
     so only promising rooms are rendered; at most ``MAX_RENDERS`` renders per unit.
     A question is only emitted with a readability record that meets the contract;
-    otherwise the unit moves on to its next room.
+    otherwise the unit moves on to its next room. ``room_type`` names the only room type
+    ``build`` can accept (an answer target, see :func:`answer_target`): shared rooms of
+    another type are passed over by their seed alone, never sampled.
     """
     from perspecta.suites.pcsr import rooms
 
@@ -297,6 +331,8 @@ def build_unit(ctx: TaskContext, task: str, build: Build, prepare: Prepare | Non
     renders = 0
     for attempt in range(MAX_ROOM_TRIES):
         shared = rooms.RoomKey(ctx.index, attempt) if prepare is None else None
+        if shared is not None and room_type is not None and rooms.room_type(ctx, shared) != room_type(ctx):
+            continue  # build would turn it down; skip the furnishing
         try:
             if shared is not None:
                 scene = rooms.shared_scene(ctx, shared, PANO_SIZE)

@@ -1,13 +1,15 @@
 """PCSR foundational perception, T0-T2: counting, relative distance, relative direction.
 
 T0 counts 3D instances (every instance must pass the readability contract, so each can
-be seen and counted). The unit's target count is drawn first, evenly over 0..``count_max``
-(:func:`~perspecta.suites.pcsr.common.balanced`; zero asks about a category that belongs
-in that type of room but is absent), then a room with a category of exactly that many
-pieces is found; the MCQ options are a uniformly drawn 4-subset of the same range that
-contains the answer, so neither an option's value nor its rank among the options says
-which one is right. T1 asks for the closest/farthest object to a named one;
-the winner clears every other object (same category included) by a margin on centre
+be seen and counted). The unit draws its (count, category) pair first, evenly over
+0..``count_max`` x :data:`COUNT_CATEGORIES` (:func:`~perspecta.suites.pcsr.common.balanced`;
+zero asks about a category that belongs in that type of room but is absent), so
+neither the count nor the category says anything about the other; then a room with
+exactly that many is found. The MCQ options are a uniformly drawn 4-subset of the same
+range that contains the answer, so neither an option's value nor its rank among the
+options says which one is right. T1 asks for the closest/farthest object to a named one;
+the answer's (room type, category) is drawn first (``answer_target``), so the room type
+does not predict it; the winner clears every other object (same category included) by a margin on centre
 AND box-surface distances, and the distractors are the next objects of the same ranking,
 so the options are the four most plausible answers, not the winner plus random ones.
 T2 asks left/right between two objects (short arc, away from the seam) or which quarter
@@ -16,22 +18,21 @@ around the observer an object is in; each answer is equally frequent per subtype
 
 from __future__ import annotations
 
-from collections import Counter
-
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.pcsr.common import (
     SUITE,
+    AnswerTable,
     Pano,
     Question,
     aliases_for,
     answer_for,
+    answer_target,
     balanced,
     build_unit,
     by_category,
-    confusable,
     display,
-    pick,
+    room_type_of,
     the,
 )
 from perspecta.suites.registry import task
@@ -97,41 +98,58 @@ def count_answer(scene: Scene, category: str) -> str:
     return str(sum(1 for o in scene.objects if o.category == category))
 
 
-# absent categories never asked about: too easily mistaken for a piece that is there
-# (a desk for a table, a dresser for a cabinet, a desk chair for an armchair)
-NOT_ASKED_ABSENT = frozenset({"cabinet", "wardrobe", "table", "desk", "chair", "armchair", "coffee_table", "nightstand"})
+# What T0 counts. Each category is asked with every count 0..count_max equally often
+# (the unit draws the pair), so the category says nothing about the answer; only these
+# categories reach three or more fully visible instances in sampled rooms, so they are
+# the ones that can be asked with every count.
+COUNT_CATEGORIES = ("cabinet", "chair", "wardrobe")
+# a zero count is only asked while nothing a person could count instead is in the room
+# (a dresser or a bookcase for a cabinet, an armchair for a chair)
+ZERO_LOOKALIKES: dict[str, frozenset[str]] = {
+    "cabinet": frozenset({"wardrobe", "bookcase", "dressing_table", "nightstand"}),
+    "chair": frozenset({"armchair", "sofa"}),
+    "wardrobe": frozenset({"cabinet", "bookcase"}),
+}
 
 
-def _absent_categories(scene: Scene) -> list[str]:
-    """Categories that belong in this type of room (its plan) but are not in it: a
-    count of zero is a real answer, and it lets the options span 0..n evenly."""
+def zero_askable(scene: Scene, category: str) -> bool:
+    """Whether "how many ``category``" may be asked with answer zero: the category belongs
+    in this type of room (its plan) but is absent, and no look-alike stands in for it."""
     from perspecta.world.samplers import PLANS
 
     present = {o.category for o in scene.objects}
-    plan = PLANS.get(scene.room.room_type if scene.room else "", ())
-    return sorted(c for c in {s.category for s in plan} - present - NOT_ASKED_ABSENT if not confusable(scene, c))
+    plan = {s.category for s in PLANS.get(scene.room.room_type if scene.room else "", ())}
+    return category in plan and category not in present and not (ZERO_LOOKALIKES.get(category, frozenset()) & present)
+
+
+def most_in_a_room(category: str) -> int:
+    """The most pieces of ``category`` any room plan can hold (fallbacks aside)."""
+    from perspecta.world.samplers import PLANS
+
+    return max(sum(s.count[1] for s in plan if s.category == category) for plan in PLANS.values())
+
+
+def count_plan(top: int) -> list[tuple[int, str]]:
+    """Every (count, category) pair T0 asks, 0..``top`` x :data:`COUNT_CATEGORIES`, less
+    the counts a category's room plans cannot reach (a fourth wardrobe)."""
+    return [(v, c) for v in range(top + 1) for c in COUNT_CATEGORIES if v <= most_in_a_room(c)]
 
 
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     top = int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 4}))
     values = list(range(0, top + 1))
-    n = int(balanced(ctx, "count", values))
-    counts = Counter(o.category for o in scene.objects)
+    n, category = balanced(ctx, "count_category", count_plan(top))
+    n = int(n)
+    instances = [o for o in scene.objects if o.category == category]
     if n == 0:
-        ok = _absent_categories(scene)
-    else:
-        ok = sorted(
-            c for c, k in counts.items()
-            if k == n and not pano.confusable(c) and all(pano.visible(o) for o in scene.objects if o.category == c)
-        )
-    if not ok:
+        if not zero_askable(scene, category):
+            return None
+    elif len(instances) != n or pano.confusable(category) or not all(pano.visible(o) for o in instances):
         return None
-    category = pick(ctx.rng, ok)
     others = [v for v in values if v != n]
     chosen = sorted((int(v) for v in ctx.rng.choice(others, size=min(3, len(others)), replace=False)),
                     key=lambda v: (abs(v - n), v))
-    instances = [o for o in scene.objects if o.category == category]
     named = {f"{display(category)} #{i + 1}": o for i, o in enumerate(instances)}
     record = pano.record(named)
     if record is None:
@@ -191,9 +209,35 @@ def ranked_options(
     return None
 
 
+# what T1 asks for, per mode and room type: the categories that win the comparison by
+# a clear margin, with options that are no look-alikes, in at least ~an eighth of sampled
+# rooms of that type (rarer ones would exhaust a unit's rooms; a type without enough
+# such categories, e.g. an office whose cabinets and bookcases bar each other, is left
+# out: a type with only one or two would let the room type tell the answer)
+DISTANCE_ANSWERS: dict[str, AnswerTable] = {
+    "closest": {
+        "bathroom": ("toilet", "sink", "plant", "washing_machine", "cabinet"),
+        "bedroom": ("wardrobe", "person", "desk"),
+        "kitchen": ("cabinet", "refrigerator", "sink", "chair", "washing_machine", "plant", "person", "box"),
+    },
+    "farthest": {
+        "bathroom": ("sink", "plant", "cabinet", "box"),
+        "kitchen": ("cabinet", "plant", "box", "sink", "stove"),
+    },
+}
+
+
+def _distance_target(ctx: TaskContext) -> tuple[str, tuple[str, str]]:
+    """This unit's mode and (room type, answer category)."""
+    mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
+    return mode, answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}")
+
+
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
+    mode, (room_type, want) = _distance_target(ctx)
+    if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
+        return None
     margin, box_margin = distance_margins(ctx)
     anchors = pano.referable()
     for i in ctx.rng.permutation(len(anchors)):
@@ -201,7 +245,9 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
         centre = _ranked(scene, anchor, mode, "center")
         win = clear_winner(centre, margin)
         win_box = clear_winner(_ranked(scene, anchor, mode, "bbox"), box_margin)
-        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
+        if win is None or win_box is None or win[0] is not win_box[0] or win[0].category != want:
+            continue
+        if not pano.visible(win[0]):
             continue
         picked = ranked_options(pano, centre, {anchor.category})
         if picked is None or picked[0] is not win[0]:
@@ -243,7 +289,7 @@ def derive_distance(item: Item, scenes: dict[str, Scene]) -> str:
 
 @task(SUITE, "relative_distance", derive=derive_distance, description="T1: closest / farthest object to a named one")
 def generate_distance(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "relative_distance", _build_distance)
+    return build_unit(ctx, "relative_distance", _build_distance, room_type=lambda c: _distance_target(c)[1][0])
 
 
 # ----------------------------------------------------------------- T2 relative direction

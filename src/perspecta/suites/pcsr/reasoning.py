@@ -24,15 +24,18 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.pcsr.common import (
     SUITE,
+    AnswerTable,
     Pano,
     Question,
     aliases_for,
     answer_for,
+    answer_target,
     balanced,
     build_unit,
     by_category,
     display,
     fill_distractors,
+    room_type_of,
     the,
 )
 from perspecta.suites.pcsr.perception import (
@@ -276,9 +279,23 @@ def rotation_answer(scene: Scene, turn: int, direction: str, target: str) -> str
     return display(aimed(scene.objects, cam, TARGETS[target])[0][1].category)
 
 
+# what T4 asks for, per room type: the categories a turn lands on cleanly (no rival,
+# no look-alike in the room) in at least ~a sixth of sampled rooms of that type, for
+# every turn target (see answer_target); offices have too few such categories
+ROTATION_ANSWERS: AnswerTable = {
+    "bathroom": ("sink", "plant", "cabinet", "toilet", "washing_machine", "box", "bathtub"),
+    "bedroom": ("wardrobe", "lamp", "bed", "plant"),
+    "kitchen": ("cabinet", "refrigerator", "stove", "sink", "plant"),
+    "living_room": ("plant", "sofa", "tv"),
+}
+
+
 def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
     target = str(balanced(ctx, "target", list(TARGETS)))
+    room_type, want = answer_target(ctx, ROTATION_ANSWERS)
+    if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
+        return None
     max_turn = int(ctx.knob("max_turn_deg", {"easy": 90, "standard": 180, "hard": 270}))
     aim_tol = float(ctx.knob("aim_tolerance_deg", {"easy": 15.0, "standard": 20.0, "hard": 25.0}))
     rival_margin = float(ctx.knob("rival_margin_deg", {"easy": 20.0, "standard": 15.0, "hard": 12.0}))
@@ -289,7 +306,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         ranked = aimed(scene.objects, turned(cam, turn, direction), TARGETS[target])
         gap0, ans = ranked[0]
         rival = ranked[1][0] if len(ranked) > 1 else 360.0  # every other object, same category included
-        if gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans):
+        if ans.category != want or gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans):
             continue
         other_dir = "counter-clockwise" if direction == "clockwise" else "clockwise"
         slips = [turned(cam, turn, other_dir), cam, turned(cam, turn + 45, direction), turned(cam, turn - 45, direction)]
@@ -340,7 +357,8 @@ def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
 
 @task(SUITE, "egocentric_rotation", derive=derive_rotation, description="T4: what is ahead/left/right/behind after a turn")
 def generate_rotation(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "egocentric_rotation", _build_rotation)
+    return build_unit(ctx, "egocentric_rotation", _build_rotation,
+                      room_type=lambda c: answer_target(c, ROTATION_ANSWERS)[0])
 
 
 # --------------------------------------------------------- T5 perspective re-anchoring

@@ -31,6 +31,7 @@ from PIL import Image
 from perspecta.suites.context import TaskContext, split_for_seed, stable_key
 from perspecta.suites.pcsr.common import Pano, render_pano, room_knobs
 from perspecta.world.samplers import SamplingError, sample_room
+from perspecta.world.samplers.room import draw_room_type
 from perspecta.world.scene import Scene
 
 CACHE_DIR = Path(".parts") / "pcsr" / "rooms"  # inside the dataset directory; removed on assembly
@@ -64,6 +65,13 @@ def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     write(tmp)
     tmp.replace(path)
+
+
+def room_type(ctx: TaskContext, key: RoomKey) -> str:
+    """The type of room ``key`` without sampling it: the configured type, else the
+    sampler's first draw from the room's seed (what :func:`shared_scene` would get)."""
+    fixed = ctx.config.get("room_type")
+    return str(fixed) if fixed else draw_room_type(np.random.default_rng(key.seed_sequence(ctx.root_seed)))
 
 
 def shared_scene(ctx: TaskContext, key: RoomKey, panorama_size: tuple[int, int]) -> Scene:

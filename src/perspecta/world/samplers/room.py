@@ -235,6 +235,12 @@ class _Layout:
         self.placed.append(_Placed(obj, Rect.of(obj), clear, group, key, wall, t))
 
 
+def draw_room_type(rng: np.random.Generator) -> str:
+    """The room type :func:`sample_room` draws when none is given: its first draw from
+    ``rng``, so a caller can tell a room's type from its seed without furnishing it."""
+    return ROOM_TYPES[int(rng.integers(len(ROOM_TYPES)))]
+
+
 @timing.timed("sample")
 def sample_room(
     rng: np.random.Generator,
@@ -270,7 +276,7 @@ def sample_room(
     if not 0.0 <= clutter <= 1.0:
         raise ValueError(f"clutter must be in [0, 1], got {clutter}")
     if room_type is None:
-        room_type = ROOM_TYPES[int(rng.integers(len(ROOM_TYPES)))]
+        room_type = draw_room_type(rng)
     if room_type not in PLANS:
         raise ValueError(f"room_type must be one of {ROOM_TYPES}, got {room_type!r}")
     pw, ph = panorama_size
