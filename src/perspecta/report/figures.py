@@ -168,7 +168,8 @@ def psychometric(series: dict[str, dict], title: str, xlabel: str, path: Path, *
     """Accuracy (%) per knob value with 95% intervals and a fitted curve per series.
 
     ``series[name]`` holds ``xs``, ``acc``, ``lo``, ``hi`` (shares), ``curve`` = (grid, shares)
-    or None, ``chance`` and ``threshold`` (a knob value or None). Series are nudged apart
+    or None, ``chance``, ``threshold`` (a knob value or None) and ``flat`` (the fit found no
+    slope: its curve is dashed). Series are nudged apart
     along x by a small fraction of the range so their error bars stay readable.
     """
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
@@ -184,7 +185,8 @@ def psychometric(series: dict[str, dict], title: str, xlabel: str, path: Path, *
         color = line[0].get_color()
         if s.get("curve") is not None:
             grid, shares = s["curve"]
-            ax.plot(grid, 100 * np.asarray(shares), color=color, linewidth=1.3)
+            ax.plot(grid, 100 * np.asarray(shares), color=color, linewidth=1.3,
+                    linestyle="--" if s.get("flat") else "-")
         if s.get("threshold") is not None:
             ax.axvline(s["threshold"], color=color, linestyle=":", linewidth=1)
     chances = sorted({round(s["chance"], 4) for s in series.values() if s["chance"] > 0})

@@ -62,8 +62,8 @@ def _curve(ctx: Context, sec: Section, states: list[RunState], suite: str, task:
            per_run: dict[int, dict[float, list[float]]]) -> None:
     values = sorted({v for cells in per_run.values() for v in cells})
     name = f"{suite}/{task}"
-    table = Table(_slug(suite, task, knob), f"{name}: accuracy % vs {knob}",
-                  ["run", *[f"{knob}={v:g}" for v in values], "chance %", "slope b (LR p)",
+    table = Table(_slug(suite, task, knob), f"{name}: accuracy % vs {knob} (columns: its values)",
+                  ["run", *[f"{v:g}" for v in values], "chance %", "slope b (LR p)",
                    f"{100 * TARGET:.0f}% threshold"], sortable=True)
     series = {}
     for i in sorted(per_run, key=lambda j: _label(ctx, states[j])):
@@ -78,7 +78,7 @@ def _curve(ctx: Context, sec: Section, states: list[RunState], suite: str, task:
                 if v in cells else DASH for v, (lo, hi) in zip(values, _aligned(values, xs, cis))]
         row.append(f"{100 * chance:.0f}")
         s = {"xs": xs, "acc": [c / t for c, t in zip(k, n)], "lo": [c[0] for c in cis], "hi": [c[1] for c in cis],
-             "chance": chance, "curve": None, "threshold": None}
+             "chance": chance, "curve": None, "threshold": None, "flat": False}
         if len(xs) < MIN_VALUES:
             row += [DASH, f"too few values ({len(xs)})"]
         else:
@@ -87,12 +87,13 @@ def _curve(ctx: Context, sec: Section, states: list[RunState], suite: str, task:
             grid = np.linspace(fit.x_min, fit.x_max, GRID)
             s["curve"] = (grid, fit.predict(grid))
             s["threshold"] = fit.threshold
+            s["flat"] = fit.verdict == "flat"
         table.rows.append(row)
         series[row[0]] = s
     sec.blocks.append(table)
     path, fig = ctx.figure(table.slug, f"{name}: accuracy vs {knob}",
-                           f"Points: accuracy with 95% Wilson intervals; lines: logistic fits from chance (dashed "
-                           f"grey) to 1; dotted verticals: {100 * TARGET:.0f}% thresholds.")
+                           f"Points: accuracy with 95% Wilson intervals; lines: logistic fits from chance (grey) to "
+                           f"1, dashed when flat; dotted verticals: {100 * TARGET:.0f}% thresholds.")
     figures.psychometric(series, fig.title, knob, path, target=TARGET)
     sec.blocks.append(fig)
 
