@@ -74,8 +74,9 @@ def _curve(ctx: Context, sec: Section, states: list[RunState], suite: str, task:
         chance = sum(cells[v][2] for v in xs) / sum(n)
         cis = [wilson_interval(c, t) for c, t in zip(k, n)]
         row = [_label(ctx, states[i])]
-        row += [f"{100 * cells[v][1] / cells[v][0]:.0f} [{100 * lo:.0f}, {100 * hi:.0f}] (n={cells[v][0]:.0f})"
-                if v in cells else DASH for v, (lo, hi) in zip(values, _aligned(values, xs, cis))]
+        ci = dict(zip(xs, cis))
+        row += [f"{100 * cells[v][1] / cells[v][0]:.0f} [{100 * ci[v][0]:.0f}, {100 * ci[v][1]:.0f}] "
+                f"(n={cells[v][0]:.0f})" if v in cells else DASH for v in values]
         row.append(f"{100 * chance:.0f}")
         s = {"xs": xs, "acc": [c / t for c, t in zip(k, n)], "lo": [c[0] for c in cis], "hi": [c[1] for c in cis],
              "chance": chance, "curve": None, "threshold": None, "flat": False}
@@ -97,8 +98,3 @@ def _curve(ctx: Context, sec: Section, states: list[RunState], suite: str, task:
     figures.psychometric(series, fig.title, knob, path, target=TARGET)
     sec.blocks.append(fig)
 
-
-def _aligned(values: list[float], xs: list[float], cis: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The run's intervals placed under the table's columns (a run may lack some values)."""
-    by = dict(zip(xs, cis))
-    return [by.get(v, (0.0, 0.0)) for v in values]
