@@ -75,8 +75,10 @@ def test_every_section_with_data_renders(report: Path) -> None:
     for title in ("Leaderboard", "Subtype heatmaps", "DORI", "SpinBench", "PCSR-Bench", "LRR-Bench", "Human baselines",
                   "Shortcut audit", "Example gallery"):
         assert title in html and title in md
-    # every section renders except fine-tuning: no run here comes from `perspecta train`
-    assert html.count("Section omitted") == 1 and "Section omitted: no fine-tuned runs" in html
+    # every section renders except fine-tuning (no run here comes from `perspecta train`) and the
+    # psychometric curves (no --sweep: each knob keeps its preset's one value; tests/test_report_curves.py)
+    assert html.count("Section omitted") == 2 and "Section omitted: no fine-tuned runs" in html
+    assert "Section omitted: no task&#39;s records span a difficulty knob" in html
     assert "Human (2 annotators)" in html
     for fig in ("heatmap-kappa-spin", "heatmap-accuracy-pcsr", "dori-error-bars", "dori-n-options",
                 "spin-accuracy-vs-consistency", "spin-patterns", "spin-augmentation", "spin-scaling", "lrr-radar",
@@ -102,10 +104,10 @@ def test_sections_without_data_are_omitted_with_a_note(data, tmp_path: Path) -> 
                                 if '"suite": "lrr"' in line))
     result = build_report([only_lrr], tmp_path / "out", ReportOptions(examples=2))
     assert result.sections["lrr"] == "rendered" and result.sections["leaderboard"] == "rendered"
-    for slug in ("dori", "spin", "pcsr", "finetune", "human", "audit", "examples"):
+    for slug in ("dori", "spin", "pcsr", "curves", "finetune", "human", "audit", "examples"):
         assert result.sections[slug] != "rendered"
     html = (tmp_path / "out" / "index.html").read_text()
-    assert html.count('class="omitted"') == 7
+    assert html.count('class="omitted"') == 8
     assert "no audit found" in html
     assert "no SpinBench records" in html and "dataset not found" in html
     assert "Section omitted: no DORI records" in (tmp_path / "out" / "report.md").read_text()

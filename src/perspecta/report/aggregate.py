@@ -9,7 +9,8 @@ the mean ± SEM over repeats — plus the per-suite state the suite metrics need
 SpinBench's per-group variant outcomes (a small bitmask per (repeat, group), since
 consistency needs pairs), the label confusion for Cohen's kappa, DORI's soft credit,
 error confusion pairs and compound-rotation components, PCSR strict/relaxed sums and
-LRR task counts. Per-record scores reuse the suites' own scorers when a record lacks them.
+LRR task counts, and per (suite, task, knob, value) counts for the psychometric curves.
+Per-record scores reuse the suites' own scorers when a record lacks them.
 
 Later records of the same (model, mode, dataset, repeat, item) replace earlier ones (a resumed
 run re-asks failed items): the first pass stores one 8-byte hash per line; only when a
@@ -18,6 +19,7 @@ hash repeats is a second pass made that skips the superseded lines.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -70,6 +72,9 @@ class RunState:
     lrr: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0.0]))
     lrr_error: str | None = None
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0]))
+    # (suite, task, knob, value) -> [n, correct, sum of chance rates]: psychometric curves, every
+    # asked record (failed and unparsed count wrong, as in the headline accuracy)
+    knobs: dict[tuple[str, str, str, float], list[float]] = field(default_factory=dict)
 
     @property
     def is_human(self) -> bool:
@@ -154,6 +159,9 @@ class Aggregator:
         # one counter per distinct record class; accuracy cells are rolled up from them at the end
         cls = (suite, task, subtype, granularity, category, source, repeat, status, correct, n_opt, answer_type)
         st.classes[cls] = st.classes.get(cls, 0) + 1
+        knobs = md.get("knobs")
+        if knobs:
+            _count_knobs(st, suite, task, knobs, answered and correct, n_opt, answer_type)
         if st.is_human and answered and r.get("latency_s") is not None:
             lat = st.latency[f"{suite}/{task}/{subtype}"]
             lat[0] += float(r["latency_s"])
@@ -277,6 +285,23 @@ class Aggregator:
 
     def variant_names(self) -> list[str]:
         return sorted(self.variants, key=self.variants.__getitem__)
+
+
+def _count_knobs(st: RunState, suite: str, task: str, knobs: dict[str, Any], correct: bool, n_opt: int,
+                 answer_type: str) -> None:
+    """Count the record at each numeric knob value it was generated with (non-numbers are skipped:
+    a curve needs an axis). Chance: 1/2 for yes/no, 1/k for k options, 0 for open answers."""
+    chance = 0.5 if answer_type == "yesno" else 1.0 / n_opt if n_opt else 0.0
+    for name, value in knobs.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            continue
+        key = (suite, task, str(name), float(value))
+        c = st.knobs.get(key)
+        if c is None:
+            c = st.knobs[key] = [0, 0, 0.0]
+        c[0] += 1
+        c[1] += correct
+        c[2] += chance
 
 
 def _record_key(r: dict[str, Any]) -> tuple[Any, ...]:

@@ -162,3 +162,44 @@ def radar(axes_labels: Sequence[str], series: dict[str, Sequence[float]], title:
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.35, 1.1))
     save(fig, path)
+
+
+def psychometric(series: dict[str, dict], title: str, xlabel: str, path: Path, *, target: float = 0.75) -> None:
+    """Accuracy (%) per knob value with 95% intervals and a fitted curve per series.
+
+    ``series[name]`` holds ``xs``, ``acc``, ``lo``, ``hi`` (shares), ``curve`` = (grid, shares)
+    or None, ``chance``, ``threshold`` (a knob value or None) and ``flat`` (the fit found no
+    slope: its curve is dashed). Series are nudged apart
+    along x by a small fraction of the range so their error bars stay readable.
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    xs_all = [x for s in series.values() for x in s["xs"]]
+    span = (max(xs_all) - min(xs_all)) or 1.0
+    n = len(series)
+    for k, (name, s) in enumerate(series.items()):
+        dx = (k - (n - 1) / 2) * 0.012 * span
+        xs = np.asarray(s["xs"], dtype=float) + dx
+        acc = 100 * np.asarray(s["acc"])
+        err = [acc - 100 * np.asarray(s["lo"]), 100 * np.asarray(s["hi"]) - acc]
+        line = ax.errorbar(xs, acc, yerr=err, fmt="o", ms=4, capsize=2, label=_short(name, 36))
+        color = line[0].get_color()
+        if s.get("curve") is not None:
+            grid, shares = s["curve"]
+            ax.plot(grid, 100 * np.asarray(shares), color=color, linewidth=1.3,
+                    linestyle="--" if s.get("flat") else "-")
+        if s.get("threshold") is not None:
+            ax.axvline(s["threshold"], color=color, linestyle=":", linewidth=1)
+    chances = sorted({round(s["chance"], 4) for s in series.values() if s["chance"] > 0})
+    for c in chances:
+        ax.axhline(100 * c, color="grey", linestyle="--", linewidth=0.8)
+    ax.axhline(100 * target, color="black", linestyle=":", linewidth=0.8)
+    ax.text(1.0, 100 * target, f" {100 * target:.0f}%", transform=ax.get_yaxis_transform(), va="center", fontsize=7)
+    for c in chances:
+        ax.text(1.0, 100 * c, " chance", transform=ax.get_yaxis_transform(), va="center", fontsize=7, color="grey")
+    ax.set_ylim(-2, 102)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("accuracy % (95% Wilson)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.08, 1.0))
+    save(fig, path)
