@@ -30,7 +30,7 @@ def two_styles(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for style in ("structured", "unstructured"):
         ds = root / f"ds-{style}"
-        generate_dataset(ds, GenerationConfig(suites=["dori"], n=6, seed=5, tasks=TASKS,
+        generate_dataset(ds, GenerationConfig(suites=["dori"], n=10, seed=5, tasks=TASKS,
                                               suite_config={"dori": {"prompt_style": style}}))
         out[f"ds-{style}"] = ds
     with FakeServer() as server:
@@ -45,8 +45,8 @@ def test_same_model_two_prompt_styles_are_two_runs_side_by_side(two_styles, tmp_
     r = CliRunner().invoke(app, ["report", str(two_styles["structured"]), str(two_styles["unstructured"]),
                                  "--out", str(tmp_path / "rep"), "--examples", "0"])
     assert r.exit_code == 0, r.output
-    # 2 tasks x 6 units x 2 items = 24 records per run; 3 runs (structured direct + cot, unstructured direct)
-    assert "72 records, 3 runs" in " ".join(r.output.split())
+    # 2 tasks x 10 units x 2 items = 40 records per run; 3 runs (structured direct + cot, unstructured direct)
+    assert "120 records, 3 runs" in " ".join(r.output.split())
     md = (tmp_path / "rep" / "tables" / "dori-prompt-ablation.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| openai:fake | direct"))
     cells = [c.strip() for c in row.strip("|").split("|")]

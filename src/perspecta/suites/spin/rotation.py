@@ -415,6 +415,7 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
     gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 30.0, "hard": 20.0}))
     if domain == "tabletop":  # a cluttered table's target is a fraction of the studio size: coarser near misses
         gap = max(gap, TABLETOP_MIN_GAP)
+        ctx.knobs["distractor_gap_deg"] = gap  # record the gap the item really has (curves fit against it)
 
     def build() -> list[Item]:
         want = angle * (-1.0 if direction == CW else 1.0)
