@@ -35,6 +35,7 @@ from perspecta.suites.dori.common import (
     resample,
     shuffled,
     studio_scene,
+    zoom_to_area,
 )
 from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
@@ -191,6 +192,10 @@ def _render(ctx: TaskContext, granularity: str, control: bool) -> tuple[Scene, A
     scene.ground = None
     cam = scene.camera("main")
     scene.light = Light(direction=tuple(float(c) for c in cam.forward()), intensity=0.9, ambient=0.4)  # type: ignore[arg-type]
+    # frame by the visible area, not the bounding sphere: a ball fills its sphere and a
+    # person does not, so sphere framing drew the "Cannot be determined" targets larger
+    cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam).instance, 0)
+    scene.cameras = [cam]
     result = ctx.renderer.render(scene, cam)
     if mask_bbox(result.instance, 0) is None:
         raise RuntimeError(f"{scene.scene_id}: the object is not visible")
@@ -242,6 +247,9 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
     options = shuffled(ctx, list(values), answer, granularity)
     transform = list(inverse(list(g)))
+    if op_class(matrix(transform)) % 2:  # a quarter turn: the shown box is the rendered one on its side
+        w, h = record["objects"]["object"]["box"]
+        record["objects"]["object"]["box"] = [h, w]
     image = ctx.save_image(apply(rgb, transform), granularity)
     meta = {
         **object_factors(scene, asset),
