@@ -24,8 +24,10 @@ import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.dori.audit import PRIMITIVE_CATEGORIES
 from perspecta.suites.dori.common import (
     PROC_SHARE,
+    Unreadable,
     balanced_class,
     dark_check,
     check_readable,
@@ -35,6 +37,7 @@ from perspecta.suites.dori.common import (
     resample,
     shuffled,
     studio_scene,
+    zoom_to_area,
 )
 from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
@@ -52,6 +55,7 @@ UPRIGHT_CATEGORIES = ("person", "car", "chair", "dog", "cat", "horse", "armchair
 UPRIGHT_FRONTLESS = ("table", "lamp", "plant", "stool")
 # real assets without an up: balls and a cube crate
 CBD_REAL = ("sh3d:blendswap-cc-0/basketball", "sh3d:blendswap-cc-by/ballonFoot", "sh3d:blendswap-cc-0/crate")
+BALLS = ("ball",)  # the round CBD assets' category
 # image-plane operations as 2x2 matrices on (x right, y up) image coordinates
 OPS: dict[str, np.ndarray] = {
     "rot90": np.array([[0, 1], [-1, 0]]),  # 90 degrees clockwise on screen: top -> right
@@ -171,26 +175,45 @@ def _phrases_in(cls: int) -> list[tuple[str, ...]]:
 
 
 def _pick(ctx: TaskContext, control: bool) -> Any:
-    """A target; procedural with the same probability whether or not it has an up."""
-    proc = bool(ctx.rng.random() < PROC_SHARE)
+    """A target; a plain procedural primitive with the same probability whether or not it
+    has an up.
+
+    The "Cannot be determined" primitives (ball, box, cylinder) are matched by the
+    procedural table (plain solids that do stand one way up), so "a plain geometric solid"
+    does not mean CBD; the other upright assets (catalogue and procedural figures) fill
+    the rest. Among the real CBD assets the crate is drawn as often as the two balls
+    together, so that a perfectly round outline is not most of the CBD key."""
     lib = ctx.library.all()
+    primitive = bool(ctx.rng.random() < PROC_SHARE)
     if control:
-        pool = ([a for a in lib if a.source == "proc" and a.category in CONTROLS] if proc
-                else [a for a in lib if a.asset_id in CBD_REAL])
+        if primitive:
+            pool = [a for a in lib if a.source == "proc" and a.category in CONTROLS]
+        else:
+            crate = bool(ctx.rng.random() < 0.5)
+            pool = [a for a in lib if a.asset_id in CBD_REAL and (a.category not in BALLS) == crate]
     else:
-        pool = [a for a in lib if (a.source == "proc") == proc and (
-            (a.has_front and a.category in UPRIGHT_CATEGORIES) or (not a.has_front and a.category in UPRIGHT_FRONTLESS))]
+        upright = [a for a in lib if (a.has_front and a.category in UPRIGHT_CATEGORIES)
+                   or (not a.has_front and a.category in UPRIGHT_FRONTLESS)]
+        pool = [a for a in upright if (a.source == "proc" and a.category in PRIMITIVE_CATEGORIES) == primitive]
     if not pool:
         raise RuntimeError(f"no {'CBD' if control else 'upright'} assets for {TASK}")
     return pool[int(ctx.rng.integers(len(pool)))]
 
 
-def _render(ctx: TaskContext, granularity: str, control: bool) -> tuple[Scene, Any, np.ndarray, dict[str, Any]]:
+def _render(ctx: TaskContext, granularity: str, control: bool, tall: bool) -> tuple[Scene, Any, np.ndarray, dict[str, Any]]:
     asset = _pick(ctx, control)
     scene = studio_scene(ctx, asset, granularity, elevation_range=(0.0, 20.0), n_distractors=0)
     scene.ground = None
     cam = scene.camera("main")
     scene.light = Light(direction=tuple(float(c) for c in cam.forward()), intensity=0.9, ambient=0.4)  # type: ignore[arg-type]
+    # frame by the visible area, not the bounding sphere: a ball fills its sphere and a
+    # person does not, so sphere framing drew the "Cannot be determined" targets larger
+    first = ctx.renderer.render(scene, cam).instance
+    w, h = readability.object_facts(first, 1)["box"]
+    if not control and w != h and (h > w) != tall:  # see _one: half the units want a taller-than-wide target
+        raise Unreadable(f"the target is {'wider' if tall else 'taller'} than the unit's draw")
+    cam = zoom_to_area(ctx, cam, first, 0)
+    scene.cameras = [cam]
     result = ctx.renderer.render(scene, cam)
     if mask_bbox(result.instance, 0) is None:
         raise RuntimeError(f"{scene.scene_id}: the object is not visible")
@@ -206,7 +229,14 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
     k = balanced_class(ctx, len(COARSE) if coarse else 4, granularity)
     drawn: list[int] = []
-    scene, asset, rgb, record = resample(ctx, lambda a: drawn.append(a) or _render(ctx, granularity, control=k is None),
+    # Most upright things are taller than wide (people, chairs, lamps), so a tall box would
+    # mean "not turned" and a wide one "turned a quarter": each unit draws which it shows
+    # and redraws the object and view until the box agrees, so the shape of the box says
+    # nothing about the transform. CBD targets keep their own outline: a ball is round at
+    # every turn, which *is* what makes its answer "Cannot be determined"
+    tall = bool(ctx.rng.random() < 0.5)
+    scene, asset, rgb, record = resample(
+        ctx, lambda a: drawn.append(a) or _render(ctx, granularity, control=k is None, tall=tall),
                                          f"{TASK} {granularity}")
     ctx.add_scene(scene)
     if coarse:
@@ -242,6 +272,9 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
         COARSE["canonical" if not g else "not_canonical"] if coarse else phrase_text(g))
     options = shuffled(ctx, list(values), answer, granularity)
     transform = list(inverse(list(g)))
+    if op_class(matrix(transform)) % 2:  # a quarter turn: the shown box is the rendered one on its side
+        w, h = record["objects"]["object"]["box"]
+        record["objects"]["object"]["box"] = [h, w]
     image = ctx.save_image(apply(rgb, transform), granularity)
     meta = {
         **object_factors(scene, asset),

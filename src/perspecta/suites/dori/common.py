@@ -16,6 +16,7 @@ have an answer, so neither "is a primitive" nor the asset source carries the key
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -372,6 +373,41 @@ def studio_knobs(ctx: TaskContext, skip: Any = ()) -> dict[str, Any]:
     if "n_distractors" not in skip:
         out["n_distractors"] = n_distractors(ctx)
     return out
+
+
+# sqrt(target pixels / image pixels) per unit of the object_fill knob: a ball framed by its
+# bounding sphere at fill 0.6 covered ~0.25 of the side in area terms, an elongated object
+# less; framing by area instead keeps that median while making size independent of shape
+AREA_PER_FILL = 0.45
+MAX_EXTENT = 0.46  # farthest any edge of the zoomed target's box may sit from the image centre (share of the side)
+
+
+def zoom_to_area(ctx: TaskContext, camera: Camera, instance: np.ndarray, index: int) -> Camera:
+    """``camera`` with its field of view narrowed or widened so that object ``index``
+    (of the ``instance`` mask rendered through it) covers a seeded share of the image.
+
+    Framing by the bounding sphere makes compact objects (balls, crates — the "Cannot be
+    determined" targets) fill their sphere and elongated ones (people, cars) fall short
+    of it, so image-plane size predicted the answer. Here the target's visible area is
+    drawn from the object_fill knob alone, whatever the object: sqrt(area / image) is
+    uniform on ``AREA_PER_FILL * fill range``. A zoom scales the image about its centre
+    exactly (no change of viewpoint), so one render measures what the next will show.
+    The zoom is capped so the box stays inside the frame; only very elongated views hit
+    the cap."""
+    fill = float(knob(ctx, "object_fill"))
+    lo, hi = max(0.2, fill - 0.1), min(0.95, fill + 0.1)
+    share = AREA_PER_FILL * float(ctx.rng.uniform(lo, hi))
+    own = instance == index + 1
+    if not own.any():
+        raise Unreadable(f"object {index} is not visible")
+    h, w = own.shape
+    rows, cols = np.flatnonzero(own.any(axis=1)), np.flatnonzero(own.any(axis=0))
+    scale = share * math.sqrt(h * w) / math.sqrt(float(own.sum()))
+    reach = max(abs(cols[0] - w / 2) / w, abs(cols[-1] + 1 - w / 2) / w,
+                abs(rows[0] - h / 2) / h, abs(rows[-1] + 1 - h / 2) / h)
+    scale = min(scale, MAX_EXTENT / max(reach, 1e-6))
+    half = math.atan(math.tan(math.radians(camera.fov_y) / 2) / scale)
+    return dataclasses.replace(camera, fov_y=round(math.degrees(2 * half), 6))
 
 
 def margin_frac(ctx: TaskContext) -> float:

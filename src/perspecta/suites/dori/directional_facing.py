@@ -29,6 +29,7 @@ from perspecta.suites.dori.common import (
     set_facing,
     shuffled,
     studio_scene,
+    zoom_to_area,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
@@ -136,6 +137,11 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     scene = studio_scene(ctx, asset, granularity)
     facing = None if k is None else _facing_for(ctx, granularity, k)
     set_facing(scene, float(ctx.rng.uniform(-180.0, 180.0)) if facing is None else facing)
+    # framed by visible area: the frontless (CBD) targets are compact and filled their
+    # bounding sphere, so sphere framing drew them larger than targets with a front
+    cam = scene.camera("main")
+    cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam).instance, 0)
+    scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
     record: dict[str, Any] = {"objects": {"A": facts}}
     obj = scene.object("obj0")
