@@ -19,7 +19,7 @@ looks for a room that can pose exactly that question.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -89,6 +89,21 @@ PANO_CONTEXT = (
 
 def display(category: str) -> str:
     return DISPLAY.get(category, category.replace("_", " "))
+
+
+def distinct_by_name(candidates: Iterable[SceneObject], skip_categories: Collection[str],
+                     k: int = 3) -> dict[str, SceneObject] | None:
+    """The first ``k`` candidates, in the order given, whose display names differ from each
+    other and whose categories are not in ``skip_categories`` (the question's own objects):
+    the distractors of an MCQ, keyed by the name the options show; None if fewer exist."""
+    picked: dict[str, SceneObject] = {}
+    for o in candidates:
+        if o.category in skip_categories or display(o.category) in picked:
+            continue
+        picked[display(o.category)] = o
+        if len(picked) == k:
+            return picked
+    return None
 
 
 def the(category: str) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.pcsr.common import (
+    distinct_by_name,
     MIN_VISIBLE_PX,
     SUITE,
     Pano,
@@ -121,14 +122,10 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
             (o for o in scene.objects if o is not a and o.category != z.category and pano.visible(o)),
             key=lambda o: (_pixel_gap(a, o, pano), o.id),
         )
-        picked: dict[str, SceneObject] = {}
-        for o in naive[:1] + [o for o, _ in centre[1:]]:  # the image neighbour, then the 3D runners-up
-            if o.category in (z.category, a.category) or display(o.category) in picked or not pano.visible(o):
-                continue
-            picked[display(o.category)] = o
-            if len(picked) == 3:
-                break
-        if len(picked) < 3:
+        # the image neighbour, then the 3D runners-up
+        picked = distinct_by_name((o for o in naive[:1] + [o for o, _ in centre[1:]] if pano.visible(o)),
+                                  (z.category, a.category))
+        if picked is None:
             continue
         record = pano.record({display(a.category): a, display(z.category): z, **picked},
                              winner_margin=winner_record(win[1], margin))

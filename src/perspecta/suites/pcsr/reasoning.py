@@ -23,6 +23,7 @@ import numpy as np
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.pcsr.common import (
+    distinct_by_name,
     SUITE,
     AnswerTable,
     Pano,
@@ -195,14 +196,9 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
         runner = next((o for o, _ in last[1:] if o.category != z.category and pano.visible(o)), None)
         hard_objs = [o for o in [runner, *path[-2::-1], skipped] if o is not None and pano.visible(o)]
         pool_objs = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
-        picked: dict[str, SceneObject] = {}
-        for o in hard_objs + [pool_objs[int(k)] for k in ctx.rng.permutation(len(pool_objs))]:
-            if o.category in (z.category, x.category) or display(o.category) in picked:
-                continue
-            picked[display(o.category)] = o
-            if len(picked) == 3:
-                break
-        if len(picked) < 3:
+        picked = distinct_by_name(hard_objs + [pool_objs[int(k)] for k in ctx.rng.permutation(len(pool_objs))],
+                                  (z.category, x.category))
+        if picked is None:
             continue
         named = {display(x.category): x, display(z.category): z, **picked}
         named.update({f"stop {k + 1}": o for k, o in enumerate(path[:-1])})
@@ -311,15 +307,10 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         other_dir = "counter-clockwise" if direction == "clockwise" else "clockwise"
         slips = [turned(cam, turn, other_dir), cam, turned(cam, turn + 45, direction), turned(cam, turn - 45, direction)]
         hard_objs = [next((o for _, o in aimed(scene.objects, c, TARGETS[target]) if pano.visible(o)), None) for c in slips]
-        picked: dict[str, SceneObject] = {}
         pool = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
-        for o in [h for h in hard_objs if h is not None] + [pool[int(k)] for k in ctx.rng.permutation(len(pool))]:
-            if o.category == ans.category or display(o.category) in picked:
-                continue
-            picked[display(o.category)] = o
-            if len(picked) == 3:
-                break
-        if len(picked) < 3:
+        picked = distinct_by_name([h for h in hard_objs if h is not None]
+                                  + [pool[int(k)] for k in ctx.rng.permutation(len(pool))], (ans.category,))
+        if picked is None:
             continue
         record = pano.record({display(ans.category): ans, **picked},
                              winner_margin=winner_record(rival - gap0, rival_margin, "deg"))
