@@ -180,7 +180,8 @@ def psychometric(series: dict[str, dict], title: str, xlabel: str, path: Path, *
         dx = (k - (n - 1) / 2) * 0.012 * span
         xs = np.asarray(s["xs"], dtype=float) + dx
         acc = 100 * np.asarray(s["acc"])
-        err = [acc - 100 * np.asarray(s["lo"]), 100 * np.asarray(s["hi"]) - acc]
+        # clipped at 0: at 0% or 100% the interval's end equals the point up to rounding
+        err = np.clip([acc - 100 * np.asarray(s["lo"]), 100 * np.asarray(s["hi"]) - acc], 0.0, None)
         line = ax.errorbar(xs, acc, yerr=err, fmt="o", ms=4, capsize=2, label=_short(name, 36))
         color = line[0].get_color()
         if s.get("curve") is not None:
