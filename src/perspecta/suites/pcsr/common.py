@@ -122,18 +122,20 @@ def aliases_for(category: str) -> list[str]:
 T = TypeVar("T")
 
 
-def balanced(ctx: TaskContext, name: str, values: Sequence[T]) -> T:
+def balanced(ctx: TaskContext, name: str, values: Sequence[T], *, index: int | None = None) -> T:
     """This unit's share of ``values``, assigned so that every value is used equally often.
 
     Units are taken in blocks of ``len(values)`` consecutive indices; within a block a
     permutation seeded by (root seed, task, ``name``, block) gives each value to exactly
     one unit. Shares are therefore exact per block (list a value twice to weight it),
     while no unit's value follows from its index, id or file names without the root seed.
+    ``index`` replaces the unit index, to balance within a subset of units (e.g. the
+    units of one subtype, numbered apart).
     """
     k = len(values)
     if k == 0:
         raise ValueError(f"balanced({name!r}): no values to assign")
-    block, pos = divmod(ctx.index, k)
+    block, pos = divmod(ctx.index if index is None else index, k)
     seq = np.random.SeedSequence(ctx.root_seed, spawn_key=(stable_key(ctx.suite), stable_key(ctx.task), stable_key(name), block))
     return values[int(np.random.default_rng(seq).permutation(k)[pos])]
 
@@ -141,7 +143,8 @@ def balanced(ctx: TaskContext, name: str, values: Sequence[T]) -> T:
 AnswerTable = dict[str, tuple[str, ...]]
 
 
-def answer_target(ctx: TaskContext, table: AnswerTable, name: str = "answer_target") -> tuple[str, str]:
+def answer_target(ctx: TaskContext, table: AnswerTable, name: str = "answer_target", *,
+                  index: int | None = None) -> tuple[str, str]:
     """This unit's (room type, answer category), balanced over ``table``.
 
     A task whose answer is an object lists, per room type, the categories its question
@@ -157,7 +160,7 @@ def answer_target(ctx: TaskContext, table: AnswerTable, name: str = "answer_targ
     plan = [(rt, c) for rt, cats in table.items() if fixed in (None, rt) for c in cats]
     if not plan:
         raise ValueError(f"room_type {fixed!r} has no answer categories (known: {sorted(table)})")
-    rt, c = balanced(ctx, name, plan)
+    rt, c = balanced(ctx, name, plan, index=index)
     return str(rt), str(c)
 
 

@@ -230,7 +230,10 @@ DISTANCE_ANSWERS: dict[str, AnswerTable] = {
 def _distance_target(ctx: TaskContext) -> tuple[str, tuple[str, str]]:
     """This unit's mode and (room type, answer category)."""
     mode = str(balanced(ctx, "mode", ["closest", "farthest"]))
-    return mode, answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}")
+    # every block of two units holds one unit of each mode, so index // 2 numbers the units
+    # of this mode 0, 1, 2, ...: the answers are then balanced within each subtype, not only
+    # over the task (balancing over all units left the farthest answers tied to unit % 4)
+    return mode, answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}", index=ctx.index // 2)
 
 
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
