@@ -173,6 +173,17 @@ class _Reader:
         return None
 
     def tail(self, line: str) -> Reading:
+        """A reply's last line: a conclusion phrase ("so the answer is X") read as a span,
+        else the format's own reading of a line that is nothing but an answer."""
+        line = _clean_span(line)
+        m = _CONCLUSION.search(line)
+        if m:
+            got = self.span(m.group(1))
+            if got is not None:
+                return got
+        return self.last_line(line)
+
+    def last_line(self, line: str) -> Reading:
         return None
 
     def bare(self, text: str) -> Reading:
@@ -305,13 +316,7 @@ class _ChoiceReader(_Reader):
         got = self._leading_label(text, strict=True)
         return got if got is not None else self._leading_text(text)
 
-    def tail(self, line: str) -> Reading:
-        line = _clean_span(line)
-        m = _CONCLUSION.search(line)
-        if m:
-            got = self.span(m.group(1))
-            if got is not None:
-                return got
+    def last_line(self, line: str) -> Reading:
         if re.fullmatch(r"(?:option\s*)?\(?[A-Za-z]\)?[.!]?", line, re.IGNORECASE) or (
                 normalise(line) in self.texts.values()):
             return self.lead(line)
@@ -375,13 +380,7 @@ class _YesNoReader(_Reader):
             return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
         return self._word_at_start(text)
 
-    def tail(self, line: str) -> Reading:
-        line = _clean_span(line)
-        m = _CONCLUSION.search(line)
-        if m:
-            got = self.span(m.group(1))
-            if got is not None:
-                return got
+    def last_line(self, line: str) -> Reading:
         if re.fullmatch(r"\(?(?:yes|no|yeah|yep|nope|true|false)\)?[.!]?", line, re.IGNORECASE):
             return _YES[re.sub(r"\W", "", line).lower()]
         return None
@@ -444,8 +443,7 @@ class _OpenReader(_Reader):
         return None
 
     def tail(self, line: str) -> Reading:
-        m = _CONCLUSION.search(_clean_span(line))
-        return self.span(m.group(1)) if m and self.candidates else None
+        return super().tail(line) if self.candidates else None
 
     def bare(self, text: str) -> Reading:
         if not self.candidates:
