@@ -110,6 +110,30 @@ def frames_of(item: Item) -> list[dict[str, Any]]:
     return frames
 
 
+# Outdoor CC0 skies of blender-data (render/environment.py); "night" is too dark to read a
+# silhouette, "interior"/"studio" are rooms that would clash with an open textured ground.
+OUTDOOR_HDRIS = ("city", "courtyard", "forest", "sunrise", "sunset")
+TEXTURED_GROUNDS = ("tiles", "paving", "grass")
+
+
+def dress_background(ctx: TaskContext, scene: Scene) -> Scene:
+    """Give a studio scene a realistic background on a share of units (knob
+    ``realistic_background_share``): an HDRI sky and a textured ground instead of the flat
+    two-colour studio. Why: the paper's objects sit in real scenes, and a flat backdrop makes
+    the object's outline pop out at a glance. Skies missing on this machine leave it plain."""
+    from perspecta.render.environment import available_hdris
+
+    share = float(ctx.knob("realistic_background_share", {"easy": 0.0, "standard": 0.6, "hard": 1.0}))
+    if scene.ground is None or ctx.rng.random() >= share:
+        return scene
+    skies = [h for h in OUTDOOR_HDRIS if h in available_hdris()]
+    material = TEXTURED_GROUNDS[int(ctx.rng.integers(len(TEXTURED_GROUNDS)))]
+    scene.ground = dataclasses.replace(scene.ground, material=material, texture_seed=int(scene.seed))
+    if skies:
+        scene.environment = f"hdri:{skies[int(ctx.rng.integers(len(skies)))]}"
+    return scene
+
+
 def moved_copy(obj: SceneObject, new_id: str, *, position: Sequence[float] | None = None, yaw: float | None = None) -> SceneObject:
     """A copy of ``obj`` under a new id with a new position and/or yaw (a later state)."""
     pos = obj.pose.position if position is None else tuple(round(float(v), 5) for v in position)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    dress_background,
     DOMAINS,
     LAYOUTS,
     SUITE,
@@ -82,6 +85,13 @@ def paper_subtype(domain: str, k: int, layout: str) -> str:
     return base if domain != "object" else f"{base}_{layout}"
 
 
+def shape_distance(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    """How unlike two assets' real extents are (sum of absolute log ratios per axis, with the
+    two ground axes sorted so a yaw does not count): 0 for the same box."""
+    fa, fb = sorted(a[:2]) + [a[2]], sorted(b[:2]) + [b[2]]
+    return float(sum(abs(np.log(max(x, 1e-3) / max(y, 1e-3))) for x, y in zip(fa, fb)))
+
+
 def _view_azimuths(ctx: TaskContext, k: int, front: float) -> list[float]:
     """k azimuths around the object, pairwise at least MIN_VIEW_GAP apart."""
     for _ in range(100):
@@ -100,19 +110,25 @@ def generate(ctx: TaskContext) -> list[Item]:
     layout = st.draw("layout", LAYOUTS)
     odd = st.draw("letter", list(range(k)))
     # share of units whose look-alike is repainted in the target's colour, so only shape tells them apart
-    same_color = float(ctx.knob("same_color_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
+    same_color = float(ctx.knob("same_color_share", {"easy": 0.0, "standard": 1.0, "hard": 1.0}))
+    # share of units whose look-alike is the same-category asset closest in shape (a standing
+    # person for a standing person, a hatchback for a hatchback), not any of the category
+    closest = float(ctx.knob("closest_lookalike_share", {"easy": 0.0, "standard": 0.8, "hard": 1.0}))
 
     def build() -> list[Item]:
         pool = domain_assets(ctx.library, domain)
         main = pool[int(ctx.rng.integers(len(pool)))]
         same_cat = [a for a in pool if a.category == main.category and a.asset_id != main.asset_id]
         others = same_cat or [a for a in pool if a.asset_id != main.asset_id] or [main]
+        if ctx.rng.random() < closest:
+            others = [min(others, key=lambda a: shape_distance(a.size, main.size))]
         other = others[int(ctx.rng.integers(len(others)))]
         size = image_size(ctx)
         paint = (tuple(round(float(v), 4) for v in ctx.rng.uniform(0.15, 0.85, 3))
                  if ctx.rng.random() < same_color else None)
-        scene = sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=main.asset_id,
-                              image_size=size, elevation_range=(8.0, 30.0), color=paint)  # type: ignore[arg-type]
+        scene = dress_background(ctx, sample_studio(
+            ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=main.asset_id,
+            image_size=size, elevation_range=(8.0, 30.0), color=paint))  # type: ignore[arg-type]
         obj = scene.objects[0]
         inst = instantiate(ctx.rng, ctx.library, other, color=paint)  # type: ignore[arg-type]
         distractor = make_object("obj1", inst, 0.0, 0.0, float(ctx.rng.uniform(0.0, 360.0)))

@@ -69,6 +69,35 @@ SELECTION, TRANSFORM = "view_selection", "relation_transformation"
 VIEWS = ("back", "left", "right")
 VIEW_OFFSET = {"back": 180.0, "left": -90.0, "right": 90.0}  # azimuth change from the front camera
 VIEW_WORDS = {"back": "from the back", "left": "from the viewer's left side", "right": "from the viewer's right side"}
+# Two-step walks around the table that end at each view (quarter turns, + = counter-clockwise
+# seen from above, which from the front goes toward the viewer's right): the view is then a
+# composition of two turns instead of one named side (the brief's "multi-step transformation").
+ROUTES = {"back": ((1, 1), (-1, -1), (3, -1), (-3, 1)), "right": ((2, -1), (-1, -2), (-2, 3)),
+          "left": ((-2, 1), (1, 2), (2, -3))}
+QUARTERS = {1: "a quarter of the way", 2: "half of the way", 3: "three quarters of the way"}
+
+
+def route_words(steps: tuple[int, int]) -> str:
+    """The two-step walk in words, to stand where VIEW_WORDS would ("viewing the scene {w}")."""
+    def leg(q: int) -> str:
+        return f"{QUARTERS[abs(q)]} around the table {'counter-clockwise' if q > 0 else 'clockwise'}"
+    return (f"from where you end up after walking {leg(steps[0])} (seen from above), starting at the front, "
+            f"and then {leg(steps[1])}, looking at the table's centre")
+
+
+def view_words(ctx: TaskContext, view: str, share: float) -> tuple[str, list[int] | None]:
+    """How the new viewpoint is named: the paper's side name, or (on a ``share`` of units)
+    a two-step walk that ends there. Returns the words and the walk's steps (None: side name)."""
+    if ctx.rng.random() >= share:
+        return VIEW_WORDS[view], None
+    steps = ROUTES[view][int(ctx.rng.integers(len(ROUTES[view])))]
+    if sum(steps) % 4 != round(VIEW_OFFSET[view] / 90.0) % 4:
+        raise AssertionError(f"route {steps} does not end at the {view} view")
+    return route_words(steps), list(steps)
+
+
+def route_share(ctx: TaskContext) -> float:
+    return float(ctx.knob("two_step_route_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
 LEVELS = ("none", "partial", "full")
 LEVEL_NAMES = {"none": "no", "partial": "partial", "full": "full"}  # the paper's subtype words
 MAX_LEVEL_TRIES = 4
@@ -155,8 +184,9 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     want = st.draw("occlusion", LEVELS)
     slot = st.draw("letter", (0, 1, 2))
     # candidate views off the exact quarter turns and at another height than the reference
-    jitter = float(ctx.knob("view_jitter_deg", {"easy": 0.0, "standard": 10.0, "hard": 15.0}))
-    el_change = float(ctx.knob("view_elevation_change_deg", {"easy": 0.0, "standard": 10.0, "hard": 20.0}))
+    jitter = float(ctx.knob("view_jitter_deg", {"easy": 0.0, "standard": 15.0, "hard": 15.0}))
+    el_change = float(ctx.knob("view_elevation_change_deg", {"easy": 0.0, "standard": 20.0, "hard": 25.0}))
+    share = route_share(ctx)
     if not 0.0 <= jitter <= 15.0:
         raise ValueError(f"view_jitter_deg must be in [0, 15] (views are told apart within 20 degrees), got {jitter}")
     for _attempt in range(MAX_LEVEL_TRIES):  # steer toward the requested level; keep the measured one
@@ -188,13 +218,14 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "front" if i == 0 else f"cand{i - 1}")
               for i, f in enumerate(frames)]
     options = image_options(3, first_image=1)
-    q = pick(ctx, SELECT_PHRASES).format(w=VIEW_WORDS[asked])
+    words, route = view_words(ctx, asked, share)
+    q = pick(ctx, SELECT_PHRASES).format(w=words)
     opts = "\n".join(f"{o.label}. <image>" for o in options)
     question = f"<image>\n{q}\n{opts}\n{end_prompt(3)}"
     meta: dict[str, Any] = {
         "family": "perspective_taking_view_selection",
         "paper_subtype": f"infinigen_rotation_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
-        "asked_view": asked, "candidate_views": order, "occlusion": level, "occlusion_requested": want,
+        "asked_view": asked, "route_quarter_turns": route, "candidate_views": order, "occlusion": level, "occlusion_requested": want,
         "min_visible_fraction": round(lowest, 4), "visible_fraction": {k: round(v, 4) for k, v in fractions.items()},
         "occluder_id": occluder.id if occluder else None,
         "occluded_target_id": target_id,
@@ -210,7 +241,6 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
 
 OTHER = {"left_right": "near_far", "near_far": "left_right"}
 POLES = {"left_right": ("left", "right"), "near_far": ("closer", "farther")}
-DOMINANCE = 2.0
 PREMISE = {
     "left_right": "In the front view, the {x} is on the left and the {y} is on the right.",
     "near_far": "In the front view, the {x} is closer to the viewer and the {y} is farther away.",
@@ -254,6 +284,9 @@ def _axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
 
 def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
     asked_kind = premise if view == "back" else OTHER[premise]
+    # how much the premise axis must dominate the other one: near 1, the pair is diagonal and
+    # the off-axis offset competes with the one that decides (still within the pole margins)
+    dominance = float(ctx.knob("pair_dominance", {"easy": 2.0, "standard": 1.2, "hard": 1.0}))
     for _ in range(20):
         scene = tabletop(ctx)
         main = scene.camera("main")
@@ -266,7 +299,7 @@ def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, S
                 d = b.center() - a.center()
                 lat, dep = abs(float(d @ right)), abs(float(d @ fwd))
                 main_ax, other_ax = (lat, dep) if premise == "left_right" else (dep, lat)
-                if main_ax < DOMINANCE * other_ax:
+                if main_ax < dominance * other_ax:
                     continue
                 p0, p1 = pole(premise, a, b, main), pole(asked_kind, a, b, new)
                 if p0 is None or p1 is None or TRANSFORM_TABLE[(view, p0)] != p1:
@@ -292,6 +325,7 @@ def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, S
       description="How a left/right or near/far relation reads from the back/left/right, with and without premise")
 def generate_transform(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
+    route_share(ctx)  # record the knob on every unit
     premise = st.draw("premise", ("left_right", "near_far"))
     view = st.draw("view", VIEWS)
     asked_kind = premise if view == "back" else OTHER[premise]
@@ -301,6 +335,7 @@ def generate_transform(ctx: TaskContext) -> list[Item]:
 
 def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base_pole: str) -> list[Item]:
     scene, x, y, vis = _transform_pair(ctx, premise, view)
+    words, route = view_words(ctx, view, route_share(ctx))
     spec = frame("main", [o.id for o in scene.objects])
     asked_kind = premise if view == "back" else OTHER[premise]
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
@@ -314,7 +349,7 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
         for variant in ("base", "symmetric"):
             asked = base_pole if variant == "base" else next(p for p in POLES[asked_kind] if p != base_pole)
             lead = PREMISE[premise].format(x=names[x.id], y=names[y.id]) + " " if with_premise else ""
-            q = f"{lead}Now imagine viewing the scene {VIEW_WORDS[view]}: {pick(ctx, ASK[asked])}"
+            q = f"{lead}Now imagine viewing the scene {words}: {pick(ctx, ASK[asked])}"
             p = pole(asked_kind, x, y, scene.camera(new_cam))
             winner = x if p == asked else y
             options = placed_text_options(ctx, st.branch(f"{cond}/{variant}"), [names[x.id], names[y.id]], names[winner.id])
@@ -323,7 +358,7 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
                 "family": "perspective_taking_relation_transformation",
                 "paper_subtype": f"infinigen_spatial_relation_transformation_{cond}_{view}",
                 "premise": with_premise, "premise_relation": premise, "asked_relation": asked_kind, "asked": asked,
-                "view": view, "new_camera": new_cam, "x_id": x.id, "y_id": y.id, "names": names,
+                "view": view, "route_quarter_turns": route, "new_camera": new_cam, "x_id": x.id, "y_id": y.id, "names": names,
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
                 "readability": readability, "pair_id": ctx.item_id("base"), "frames": [spec],

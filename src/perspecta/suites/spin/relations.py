@@ -133,19 +133,21 @@ def unique_objects(scene: Scene) -> list[SceneObject]:
 FRONTED_TABLETOP = ("teddy_bear", "laptop")  # tabletop things whose pose reads at a glance (a thin desk lamp does not)
 
 
-def tabletop(ctx: TaskContext, tries: int = 8, *, with_front: bool = False) -> Scene:
+def tabletop(ctx: TaskContext, tries: int = 8, *, with_front: bool = False, max_objects: int = 8) -> Scene:
     """A cluttered table (retrying the sampler). Its number of objects and how many of
     them repeat a category (look-alike distractors, never named) are difficulty knobs;
     ``with_front`` makes obj0 a tabletop thing with a front so orientation questions
-    have a subject."""
-    n_max = int(ctx.knob("n_objects_max", {"easy": 4, "standard": 6, "hard": 7}))
-    n_same = int(ctx.knob("n_same_category", {"easy": 0, "standard": 1, "hard": 2}))
+    have a subject; ``max_objects`` caps the clutter for tasks whose target must stay large
+    and unoccluded in every candidate (tabletop mental rotation)."""
+    n_min = int(ctx.knob("n_objects_min", {"easy": 3, "standard": 5, "hard": 6}))
+    n_max = int(ctx.knob("n_objects_max", {"easy": 4, "standard": 8, "hard": 8}))
+    n_same = int(ctx.knob("n_same_category", {"easy": 0, "standard": 2, "hard": 3}))
     pool = [c for c in (resolve_category(ctx.library, f) for f in TABLETOP_SIZES) if c and tabletop_assets(ctx.library, c)]
     fronted = [c for c in pool if c in FRONTED_TABLETOP
                and any(a.has_front and not a.symmetric for a in tabletop_assets(ctx.library, c))]
     last: Exception | None = None
     for _ in range(tries):
-        n = int(ctx.rng.integers(3, max(3, n_max) + 1))
+        n = min(len(pool), max_objects, int(ctx.rng.integers(max(3, min(n_min, n_max)), max(3, n_max) + 1)))
         first = fronted[int(ctx.rng.integers(len(fronted)))] if with_front else pool[int(ctx.rng.integers(len(pool)))]
         cats = [first]
         while len(cats) < n:
@@ -193,7 +195,19 @@ def masked_visible(ctx: TaskContext, scene: Scene, camera: str, targets: list[st
     return out
 
 
+def near_miss_pairs(pairs: list[tuple[SceneObject, SceneObject]], kind: str, camera: Camera, scale: float,
+                    share: float, rng: np.random.Generator) -> list[tuple[SceneObject, SceneObject]]:
+    """With probability ``share``, only the pairs that clear the margin but not twice it
+    (the decisive gap is there but small, so it takes a second look); all pairs otherwise
+    or when no pair is that close."""
+    if rng.random() >= share:
+        return pairs
+    tight = [(a, b) for a, b in pairs if relation(kind, a, b, camera, 2.0 * scale) is None]
+    return tight or pairs
+
+
 def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+    share = float(ctx.knob("near_miss_share", {"easy": 0.0, "standard": 0.8, "hard": 1.0}))
     for _ in range(12):
         scene = tabletop(ctx)
         cam = scene.camera("main")
@@ -201,6 +215,7 @@ def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, 
         pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam, scale) is not None]
         if not pairs:
             continue
+        pairs = near_miss_pairs(pairs, kind, cam, scale, share, ctx.rng)
         a, b = pairs[int(ctx.rng.integers(len(pairs)))]
         if not named_size_ok(scene, [a, b]):
             continue
@@ -219,7 +234,7 @@ def generate_grounding(ctx: TaskContext) -> list[Item]:
     kind = st.draw("relation", RELATIONS)
     base_pole = st.draw("pole", POLES[kind])
     # margin a relation must clear (1 = 12 px at 256 sideways, a quarter of the footprints in depth)
-    scale = float(ctx.knob("relation_margin_scale", {"easy": 2.0, "standard": 1.0, "hard": 0.6}))
+    scale = float(ctx.knob("relation_margin_scale", {"easy": 2.0, "standard": 0.8, "hard": 0.6}))
     return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale))
 
 
@@ -332,7 +347,7 @@ def generate_translation(ctx: TaskContext) -> list[Item]:
     kind = st.draw("kind", tuple(MOVES))
     direction = st.draw("direction", MOVES[kind])
     # shift as a multiple of the object's footprint; small shifts among look-alikes are harder
-    ratio = float(ctx.knob("shift_span_ratio", {"easy": 1.8, "standard": 1.0, "hard": 0.7}))
+    ratio = float(ctx.knob("shift_span_ratio", {"easy": 1.8, "standard": 0.7, "hard": 0.5}))
     return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio))
 
 

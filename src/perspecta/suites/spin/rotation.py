@@ -30,6 +30,7 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    dress_background,
     Unreadable,
     LAYOUTS,
     SUITE,
@@ -71,8 +72,9 @@ def _studio(ctx: TaskContext, asset_id: str, *, yaw: float, facing_camera: float
             elevation_range: tuple[float, float] = (10.0, 30.0)) -> Scene:
     """A studio scene; ``facing_camera`` puts the camera that many degrees off the object's front."""
     az = None if facing_camera is None else yaw + facing_camera
-    return sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed, asset_id=asset_id,
-                         yaw=yaw, camera_azimuth=az, elevation_range=elevation_range, image_size=image_size(ctx))
+    return dress_background(ctx, sample_studio(ctx.rng, ctx.library, scene_id=ctx.scene_prefix, seed=ctx.seed,
+                                               asset_id=asset_id, yaw=yaw, camera_azimuth=az,
+                                               elevation_range=elevation_range, image_size=image_size(ctx)))
 
 
 def two_frame_question(layout: str, question: str, options: list[Any]) -> str:
@@ -143,7 +145,7 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
     layout = st.draw("layout", LAYOUTS) if domain == "object" else "imagefirst"
     sign = st.draw("turn", (1.0, -1.0))  # + = counter-clockwise from above
     # the paper's canonical offsets are 45 and 90 degrees; smaller turns are harder to call
-    offset = float(ctx.knob("turn_deg", {"easy": 90.0, "standard": 45.0, "hard": 30.0}))
+    offset = float(ctx.knob("turn_deg", {"easy": 90.0, "standard": 30.0, "hard": 20.0}))
 
     def build() -> list[Item]:
         asset = pick_asset(ctx, domain)
@@ -250,8 +252,8 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
     slot = st.draw("letter", list(range(len(sides))))
     order = [sides[i] for i in placed_order(ctx, len(sides), sides.index(shown), slot)]
     # off-axis reference and candidate views: the paper's ABO/car views are not exact canonical poses
-    ref_off = float(ctx.knob("reference_offset_deg", {"easy": 5.0, "standard": 15.0, "hard": 25.0}))
-    jitter = float(ctx.knob("candidate_jitter_deg", {"easy": 6.0, "standard": 15.0, "hard": 22.0}))
+    ref_off = float(ctx.knob("reference_offset_deg", {"easy": 5.0, "standard": 25.0, "hard": 30.0}))
+    jitter = float(ctx.knob("candidate_jitter_deg", {"easy": 6.0, "standard": 22.0, "hard": 26.0}))
     if not 0.0 <= jitter < 30.0:
         raise ValueError(f"candidate_jitter_deg must be in [0, 30) so one candidate stays within 30 degrees of the asked view, got {jitter}")
 
@@ -378,7 +380,7 @@ def _mental_scene(ctx: TaskContext, domain: str) -> tuple[Scene, SceneObject]:
         )
 
         for _ in range(30):
-            scene = tabletop(ctx, with_front=True)
+            scene = tabletop(ctx, with_front=True, max_objects=5)
             cands = [o for o in unique_objects(scene) if o.has_front and not o.symmetric and named_size_ok(scene, [o], min_px=MENTAL_MIN_PX)]
             if not cands:
                 continue
@@ -393,7 +395,7 @@ def _mental_scene(ctx: TaskContext, domain: str) -> tuple[Scene, SceneObject]:
         raise Unreadable(f"{ctx.scene_prefix}: no tabletop with a nameable object that has a front")
     asset = pick_asset(ctx, domain)
     yaw = float(ctx.rng.uniform(0.0, 360.0))
-    el = float(ctx.knob("elevation_max_deg", {"easy": 30.0, "standard": 40.0, "hard": 50.0}))
+    el = float(ctx.knob("elevation_max_deg", {"easy": 30.0, "standard": 50.0, "hard": 60.0}))
     scene = _studio(ctx, asset.asset_id, yaw=yaw, facing_camera=float(ctx.rng.uniform(-REFERENCE_FACING_DEG, REFERENCE_FACING_DEG)),
                     elevation_range=(10.0, el))
     return scene, scene.objects[0]
@@ -412,7 +414,7 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
     angle = asked.draw("angle", ANGLES)
     direction = asked.draw("direction", (CW, CCW))
     slot = st.draw("letter", (0, 1, 2, 3))
-    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 30.0, "hard": 20.0}))
+    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 20.0, "hard": 15.0}))
     if domain == "tabletop":  # a cluttered table's target is a fraction of the studio size: coarser near misses
         gap = max(gap, TABLETOP_MIN_GAP)
         ctx.knobs["distractor_gap_deg"] = gap  # record the gap the item really has (curves fit against it)
