@@ -45,9 +45,10 @@ class RenderLog:
         self._renderer = renderer
         self._renders: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=KEEP)
 
-    def render(self, scene: Any, camera: Any) -> Any:
-        result = self._renderer.render(scene, camera)
-        self._renders.append((result.rgb, result.depth))
+    def render(self, scene: Any, camera: Any, *, color: bool = True) -> Any:
+        result = self._renderer.render(scene, camera, color=color)
+        if color:  # a mask-only render is never saved
+            self._renders.append((result.rgb, result.depth))
         return result
 
     def __getattr__(self, name: str) -> Any:  # name, version, close, ... of the wrapped renderer
