@@ -34,7 +34,8 @@ class SuiteRun:
     items: int = 0
     images: int = 0
     cpu_s: float = 0.0  # process CPU of the serial run
-    wall_s: dict[int, float] = field(default_factory=dict)  # workers -> wall seconds
+    wall_s: dict[int, float] = field(default_factory=dict)  # workers -> wall seconds of the command
+    units_s: dict[int, float] = field(default_factory=dict)  # workers -> wall seconds of its units' phase
     stages: Counter[str] = field(default_factory=Counter)
     renders: Counter[tuple[int, int, str]] = field(default_factory=Counter)
     raw_cpu_s: float = 0.0  # raw renderer CPU for the same frames
@@ -42,6 +43,17 @@ class SuiteRun:
     @property
     def n_renders(self) -> int:
         return sum(self.renders.values())
+
+    def scaling(self, phase: str = "units") -> float | None:
+        """Wall(1 worker) / wall(2 workers) of the units' phase or the whole command."""
+        walls = self.units_s if phase == "units" else self.wall_s
+        return walls[1] / walls[2] if 1 in walls and 2 in walls else None
+
+    def share_of_bound(self, workers: int = 2, phase: str = "units") -> float | None:
+        """The raw renderer's time for the same frames on ``workers`` cores (its serial CPU
+        / workers) over the suite's wall time with ``workers`` workers."""
+        walls = self.units_s if phase == "units" else self.wall_s
+        return self.raw_cpu_s / workers / walls[workers] if workers in walls else None
 
 
 def _generate(suite: str, units: int, workers: int, seed: int,
@@ -56,36 +68,44 @@ def _generate(suite: str, units: int, workers: int, seed: int,
         return time.perf_counter() - wall, time.process_time() - cpu, manifest
 
 
-def _cli_wall(suite: str, units: int, workers: int, seed: int) -> float:
-    """Wall seconds of ``perspecta generate`` in a fresh process: what a user waits for,
-    interpreter start, imports and (with workers) the pool's start-up included, so 1 and
-    N workers pay the same kind of fixed cost."""
+def _cli_wall(suite: str, units: int, workers: int, seed: int) -> tuple[float, float]:
+    """Wall seconds of ``perspecta generate`` in a fresh process: (the whole command, what a
+    user waits for: interpreter start, imports, final assembly included; its units' phase:
+    from the first unit's dispatch to the last one's end, the pool's start-up and shutdown
+    included). Interpreter start, imports and assembly are serial and the same for any
+    worker count, so the units' phase is what ``--workers`` can speed up."""
+    import os
     import subprocess
     import sys
 
     with tempfile.TemporaryDirectory(prefix="perspecta-bench-gen-") as tmp:
+        marks = Path(tmp) / "marks.txt"
         cmd = [sys.executable, "-m", "perspecta.cli", "generate", "--suite", suite, "--n", str(units),
                "--seed", str(seed), "--workers", str(workers), "--out", str(Path(tmp) / "d")]
         start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, capture_output=True, text=True,
+                              env={**os.environ, timing.WALL_MARKS_ENV: str(marks)})
+        wall = time.perf_counter() - start
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd[2:])} failed: {done.stderr.strip()[-300:]}")
-        return time.perf_counter() - start
+        stamps = dict(line.split() for line in marks.read_text(encoding="utf-8").splitlines())
+        return wall, float(stamps["units.end"]) - float(stamps["units.start"])
 
 
 def _parse_renders(counts: Counter[str]) -> Counter[tuple[int, int, str]]:
     out: Counter[tuple[int, int, str]] = Counter()
     for key, n in counts.items():
-        if key.startswith("render "):
-            size, projection = key.split()[1:]
+        if key.startswith("render "):  # "render WxH projection[ ids]"
+            size, projection = key.split(maxsplit=2)[1:]
             w, h = size.split("x")
             out[(int(w), int(h), projection)] += n
     return out
 
 
 def raw_render_cpu(frames: Counter[tuple[int, int, str]], repeats: int) -> float:
-    """Process CPU seconds the raw renderer needs for ``frames`` (size, projection -> count),
-    each timed on the anchors' scene (:func:`perspecta.bench.bench_scene`) ``repeats`` times."""
+    """Process CPU seconds the raw renderer needs for ``frames`` (size, projection -> count;
+    a projection ending in " ids" is a mask-only render), each timed on the anchors' scene
+    (:func:`perspecta.bench.bench_scene`) ``repeats`` times."""
     from perspecta.assets.library import AssetLibrary
     from perspecta.bench import bench_scene, panorama_scene
     from perspecta.render.base import get_renderer
@@ -94,13 +114,14 @@ def raw_render_cpu(frames: Counter[tuple[int, int, str]], repeats: int) -> float
     renderer = get_renderer("gl", library=library)
     total = 0.0
     try:
-        for (w, h, projection), n in sorted(frames.items()):
+        for (w, h, kind), n in sorted(frames.items()):
+            projection, color = kind.split()[0], not kind.endswith(" ids")
             scene = panorama_scene(library) if projection == "equirect" else bench_scene(library, w)
             camera = replace(scene.cameras[0], width=w, height=h)
-            renderer.render(scene, camera)  # warm-up: targets, uploads
+            renderer.render(scene, camera, color=color)  # warm-up: targets, uploads
             start = time.process_time()
             for _ in range(repeats):
-                renderer.render(scene, camera)
+                renderer.render(scene, camera, color=color)
             total += n * (time.process_time() - start) / repeats
     finally:
         renderer.close()
@@ -123,7 +144,7 @@ def measure_suite(suite: str, units: int, *, workers: tuple[int, ...] = (1, 2), 
     run.stages = Counter(tally.seconds)
     run.renders = _parse_renders(tally.counts)
     for w in workers:
-        run.wall_s[w] = _cli_wall(suite, units, w, seed)
+        run.wall_s[w], run.units_s[w] = _cli_wall(suite, units, w, seed)
     run.raw_cpu_s = raw_render_cpu(run.renders, repeats)
     return run
 
@@ -142,18 +163,42 @@ def measure_all(units: int, *, suites: list[str] | None = None, workers: tuple[i
     return runs
 
 
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0%}"
+
+
+def _times(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}×"
+
+
+def format_summary(runs: list[SuiteRun]) -> str:
+    """One line per suite with the two figures issue 21 asks for, from this one run."""
+    lines = ["Summary (targets: scaling 1→2 ≥ 1.8×, share of the raw-render bound on 2 workers ≥ 60%; "
+             "units' phase, and the whole command in brackets):", ""]
+    for r in runs:
+        lines.append(f"- {r.suite}: scaling 1→2 {_times(r.scaling('units'))} ({_times(r.scaling('command'))}); "
+                     f"share of bound on 2 workers {_pct(r.share_of_bound(2, 'units'))} "
+                     f"({_pct(r.share_of_bound(2, 'command'))}); CPU share, serial {r.raw_cpu_s / r.cpu_s:.0%}")
+    return "\n".join(lines)
+
+
 def format_tables(runs: list[SuiteRun], units: int) -> str:
     workers = sorted({w for r in runs for w in r.wall_s})
     head = " | ".join(f"{w}w items/s | {w}w images/s" for w in workers)
-    lines = [f"Units per task: {units}; default settings; wall rates are `perspecta generate` in a fresh "
-             "process, start-up included (interpreter, imports, worker spawn, GL context, final assembly).", "",
-             f"| suite | items | images | renders | {head} | scaling 1→2 | CPU s/item | raw-render CPU for the "
-             "same frames | share of raw bound |",
-             "|---|---:|---:|---:|" + "---:|---:|" * len(workers) + "---:|---:|---:|---:|"]
+    lines = [format_summary(runs), "",
+             f"Units per task: {units}; default settings; wall rates are `perspecta generate` in a fresh "
+             "process, start-up included (interpreter, imports, worker start-up, GL context, final assembly). "
+             "The units' phase runs from the first unit's dispatch to the last one's end (pool start-up and "
+             "shutdown included); the raw-render bound on N workers is the raw renderer's serial CPU for the "
+             "same frames / N.", "",
+             f"| suite | items | images | renders | {head} | scaling 1→2 (units / command) | share of bound, "
+             "2w (units / command) | CPU s/item | raw-render CPU for the same frames | CPU share, serial |",
+             "|---|---:|---:|---:|" + "---:|---:|" * len(workers) + "---:|---:|---:|---:|---:|"]
     for r in runs:
         rates = " | ".join(f"{r.items / r.wall_s[w]:.2f} | {r.images / r.wall_s[w]:.2f}" for w in workers)
-        scale = f"{r.wall_s[1] / r.wall_s[2]:.2f}×" if 1 in r.wall_s and 2 in r.wall_s else "–"
-        lines.append(f"| {r.suite} | {r.items} | {r.images} | {r.n_renders} | {rates} | {scale} | "
+        lines.append(f"| {r.suite} | {r.items} | {r.images} | {r.n_renders} | {rates} | "
+                     f"{_times(r.scaling('units'))} / {_times(r.scaling('command'))} | "
+                     f"{_pct(r.share_of_bound(2, 'units'))} / {_pct(r.share_of_bound(2, 'command'))} | "
                      f"{r.cpu_s / max(r.items, 1):.3f} | {r.raw_cpu_s:.1f} s | {r.raw_cpu_s / r.cpu_s:.0%} |")
     lines += ["", "Where the CPU of the serial run goes (share of its process CPU; stages are exclusive):", "",
               "| suite | " + " | ".join(STAGES) + " | other |", "|---|" + "---:|" * (len(STAGES) + 1)]

@@ -12,6 +12,7 @@ put the rest of the unit under "other".
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -116,3 +117,17 @@ def count(name: str, n: int = 1) -> None:
     """Count an event (e.g. a render of a given size) while collecting."""
     if _ACTIVE is not None:
         _ACTIVE.counts[name] += n
+
+
+#: ``perspecta bench generate`` sets this to a file path in the ``perspecta generate``
+#: processes it starts, to learn when their units began and ended (wall clock).
+WALL_MARKS_ENV = "PERSPECTA_WALL_MARKS"
+
+
+def wall_mark(name: str) -> None:
+    """Append ``name`` and the wall clock to the file named by ``$PERSPECTA_WALL_MARKS``
+    (nothing when it is unset): how a fresh process tells the bench its phases."""
+    path = os.environ.get(WALL_MARKS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{name} {time.time():.6f}\n")

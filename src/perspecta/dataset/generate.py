@@ -299,6 +299,7 @@ def generate_dataset(
     if on_progress:
         on_progress(done, len(units))
     info: dict[str, Any] = {}
+    timing.wall_mark("units.start")  # worker start-up counts as part of the units' phase
     if executor == "ray":
         from perspecta.scale.ray_generate import iter_unit_results_ray
 
@@ -309,6 +310,7 @@ def generate_dataset(
         done += 1
         if on_progress:
             on_progress(done, len(units))
+    timing.wall_mark("units.end")
     return _assemble(store, config, units, info.get("renderer"))
 
 
