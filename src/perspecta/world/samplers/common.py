@@ -150,7 +150,7 @@ def instantiate(
     its target) and opts out of realism.
     """
     params = draw_params(rng, info)
-    extent = np.asarray(library.load_mesh(info.asset_id, params).extent(), dtype=float)
+    extent = np.asarray(library.extent(info.asset_id, params), dtype=float)
     if np.any(extent <= 0):
         raise ValueError(f"asset {info.asset_id} has a degenerate extent {extent.tolist()}")
     s = 1.0 if scale is None else float(scale)
