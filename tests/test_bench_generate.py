@@ -11,15 +11,17 @@ def _run() -> SuiteRun:
     return SuiteRun("s", items=10, images=8, cpu_s=20.0, wall_s={1: 24.0, 2: 14.0}, units_s={1: 20.0, 2: 10.5},
                     stages=Counter({"render.color": 10.0, "png.encode": 2.0}),
                     renders=Counter({(256, 256, "perspective"): 8, (256, 256, "perspective ids"): 4}),
-                    raw_cpu_s=13.0)
+                    raw_cpu_s=9.0, own_frame_cpu_s=13.0 / 8)
 
 
 def test_scaling_and_share_of_bound_use_the_phase_asked_for() -> None:
     r = _run()
     assert r.scaling("units") == 20.0 / 10.5
     assert r.scaling("command") == 24.0 / 14.0
-    assert r.share_of_bound(2, "units") == 13.0 / 2 / 10.5  # raw CPU on 2 cores over the 2-worker wall
+    assert r.bound_cpu_s == 13.0  # each saved image rendered once at the own frames' mean cost
+    assert r.share_of_bound(2, "units") == 13.0 / 2 / 10.5  # bound on 2 cores over the 2-worker wall
     assert r.share_of_bound(2, "command") == 13.0 / 2 / 14.0
+    assert r.cpu_share == 13.0 / 20.0
     assert SuiteRun("t").scaling() is None and SuiteRun("t").share_of_bound() is None
 
 

@@ -28,6 +28,7 @@ class Tally:
     def __init__(self) -> None:
         self.seconds: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
+        self.notes: dict[str, list[Any]] = {}  # name -> objects noted (e.g. the frames rendered)
         self._stack: list[list[float]] = []  # [start, time spent in child stages]
 
     def enter(self) -> int:
@@ -111,6 +112,18 @@ def stop(mark: int | None, name: str) -> int | None:
         return None
     tally.leave(name, mark)
     return tally.enter()
+
+
+def collecting() -> bool:
+    """Whether a :func:`collect` block is active (to skip preparing a :func:`note`)."""
+    return _ACTIVE is not None
+
+
+def note(name: str, obj: Any) -> None:
+    """Keep ``obj`` under ``name`` while collecting (e.g. each (scene, camera) rendered, so
+    the bench can render the very same frames again on the raw renderer)."""
+    if _ACTIVE is not None:
+        _ACTIVE.notes.setdefault(name, []).append(obj)
 
 
 def count(name: str, n: int = 1) -> None:

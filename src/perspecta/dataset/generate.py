@@ -419,6 +419,17 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
     }
 
 
+def _suite_record(suite: str, units: list[Unit], config: GenerationConfig) -> dict[str, Any]:
+    from perspecta.suites.context import PNG_COMPRESS_LEVEL, png_compress_level
+
+    record = {"tasks": sorted({u.task for u in units if u.suite == suite}), "n": config.n,
+              "config": config.task_config(suite)}
+    level = png_compress_level(suite)
+    if level != PNG_COMPRESS_LEVEL:  # recorded only when not the default, so other manifests keep their bytes
+        record["png_compress_level"] = level
+    return record
+
+
 def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
               renderer_record: dict[str, str] | None = None) -> dict[str, Any]:
     from perspecta.assets.library import AssetLibrary
@@ -470,10 +481,7 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
         "created_by_command": _command_for(config),
         "config": _config_record(config),
         "seed": config.seed,
-        "suites": {
-            s: {"tasks": sorted({u.task for u in units if u.suite == s}), "n": config.n, "config": config.task_config(s)}
-            for s in config.suites
-        },
+        "suites": {s: _suite_record(s, units, config) for s in config.suites},
         "renderer": renderer_record,
         "counts": {
             "items": len(items),

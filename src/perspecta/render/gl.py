@@ -452,6 +452,10 @@ class GLRenderer:
         bit-identical to a full render's."""
         _check_camera(camera)
         timing.count(f"render {camera.width}x{camera.height} {camera.projection}" + ("" if color else " ids"))
+        if timing.collecting():  # a copy: tasks may edit a scene after rendering it
+            import copy
+
+            timing.note("frames", (copy.deepcopy(scene), camera, color))
         # several renderers (contexts) may live in one process: make ours current
         with timing.stage("render.setup"), self._context():
             return self._render(scene, camera, color)
