@@ -217,8 +217,16 @@ class Rect:
         return cls(float(x), float(y), obj.size[0] / 2, obj.size[1] / 2, obj.pose.yaw)
 
     def axes(self) -> tuple[np.ndarray, np.ndarray]:
-        c, s = math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw))
-        return np.array([c, s]), np.array([-s, c])
+        """Its unit x and y axes (read-only; computed once: a room's layout asks each placed
+        rect for them in every overlap test of every placement try)."""
+        cached = self.__dict__.get("_axes")
+        if cached is None:
+            c, s = math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw))
+            cached = (np.array([c, s]), np.array([-s, c]))
+            for a in cached:
+                a.setflags(write=False)
+            self.__dict__["_axes"] = cached  # frozen dataclass: a plain cache slot, not a field
+        return cached
 
     def corners(self) -> np.ndarray:
         ax, ay = self.axes()
