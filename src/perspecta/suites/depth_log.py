@@ -46,9 +46,10 @@ class RenderLog:
         self._renders: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=KEEP)
 
     def render(self, scene: Any, camera: Any, *, color: bool = True) -> Any:
-        result = self._renderer.render(scene, camera, color=color)
-        if color:  # a mask-only render is never saved
-            self._renders.append((result.rgb, result.depth))
+        if not color:  # a mask-only render is never saved, so it is not remembered
+            return self._renderer.render(scene, camera, color=False)
+        result = self._renderer.render(scene, camera)
+        self._renders.append((result.rgb, result.depth))
         return result
 
     def __getattr__(self, name: str) -> Any:  # name, version, close, ... of the wrapped renderer
