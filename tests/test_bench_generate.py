@@ -9,6 +9,7 @@ from perspecta.bench_generate import SuiteRun, _parse_renders, format_tables
 
 def _run() -> SuiteRun:
     return SuiteRun("s", items=10, images=8, cpu_s=20.0, wall_s={1: 24.0, 2: 14.0}, units_s={1: 20.0, 2: 10.5},
+                    cli_cpu_s={1: 22.0, 2: 24.2},
                     stages=Counter({"render.color": 10.0, "png.encode": 2.0}),
                     renders=Counter({(256, 256, "perspective"): 8, (256, 256, "perspective ids"): 4}),
                     raw_cpu_s=9.0, own_frame_cpu_s=13.0 / 8)
@@ -30,6 +31,7 @@ def test_summary_prints_both_figures_per_suite() -> None:
     line = next(ln for ln in text.splitlines() if ln.startswith("- s:"))
     assert "scaling 1→2 1.90× (1.71×)" in line
     assert "share of bound on 2 workers 62% (46%)" in line
+    assert "CPU of the 2-worker command / 1-worker 1.10×" in line
     assert "| s | 10 | 8 | 12 |" in text
 
 

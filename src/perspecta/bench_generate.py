@@ -36,6 +36,7 @@ class SuiteRun:
     cpu_s: float = 0.0  # process CPU of the serial run
     wall_s: dict[int, float] = field(default_factory=dict)  # workers -> wall seconds of the command
     units_s: dict[int, float] = field(default_factory=dict)  # workers -> wall seconds of its units' phase
+    cli_cpu_s: dict[int, float] = field(default_factory=dict)  # workers -> CPU of the command, workers included
     stages: Counter[str] = field(default_factory=Counter)
     renders: Counter[tuple[int, int, str]] = field(default_factory=Counter)
     raw_cpu_s: float = 0.0  # raw renderer CPU for the same frames, on the anchors' scene
@@ -49,6 +50,11 @@ class SuiteRun:
         """Wall(1 worker) / wall(2 workers) of the units' phase or the whole command."""
         walls = self.units_s if phase == "units" else self.wall_s
         return walls[1] / walls[2] if 1 in walls and 2 in walls else None
+
+    def cpu_ratio(self) -> float | None:
+        """CPU of the 2-worker command over the 1-worker one (start-up, duplicated work)."""
+        c = self.cli_cpu_s
+        return c[2] / c[1] if 1 in c and 2 in c and c[1] > 0 else None
 
     @property
     def bound_cpu_s(self) -> float:
@@ -81,13 +87,16 @@ def _generate(suite: str, units: int, workers: int, seed: int,
         return time.perf_counter() - wall, time.process_time() - cpu, manifest
 
 
-def _cli_wall(suite: str, units: int, workers: int, seed: int) -> tuple[float, float]:
+def _cli_wall(suite: str, units: int, workers: int, seed: int) -> tuple[float, float, float]:
     """Wall seconds of ``perspecta generate`` in a fresh process: (the whole command, what a
     user waits for: interpreter start, imports, final assembly included; its units' phase:
     from the first unit's dispatch to the last one's end, the pool's start-up and shutdown
     included). Interpreter start, imports and assembly are serial and the same for any
-    worker count, so the units' phase is what ``--workers`` can speed up."""
+    worker count, so the units' phase is what ``--workers`` can speed up. Third: the CPU
+    seconds of the command and its pool workers, which load on the machine does not
+    inflate: more CPU with 2 workers than with 1 is work the pool adds."""
     import os
+    import resource
     import subprocess
     import sys
 
@@ -95,14 +104,17 @@ def _cli_wall(suite: str, units: int, workers: int, seed: int) -> tuple[float, f
         marks = Path(tmp) / "marks.txt"
         cmd = [sys.executable, "-m", "perspecta.cli", "generate", "--suite", suite, "--n", str(units),
                "--seed", str(seed), "--workers", str(workers), "--out", str(Path(tmp) / "d")]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True,
                               env={**os.environ, timing.WALL_MARKS_ENV: str(marks)})
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # descendants reaped: the pool's workers too
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd[2:])} failed: {done.stderr.strip()[-300:]}")
         stamps = dict(line.split() for line in marks.read_text(encoding="utf-8").splitlines())
-        return wall, float(stamps["units.end"]) - float(stamps["units.start"])
+        return wall, float(stamps["units.end"]) - float(stamps["units.start"]), cpu
 
 
 def _parse_renders(counts: Counter[str]) -> Counter[tuple[int, int, str]]:
@@ -182,7 +194,7 @@ def measure_suite(suite: str, units: int, *, workers: tuple[int, ...] = (1, 2), 
     run.stages = Counter(tally.seconds)
     run.renders = _parse_renders(tally.counts)
     for w in workers:
-        run.wall_s[w], run.units_s[w] = _cli_wall(suite, units, w, seed)
+        run.wall_s[w], run.units_s[w], run.cli_cpu_s[w] = _cli_wall(suite, units, w, seed)
     run.raw_cpu_s = raw_render_cpu(run.renders, repeats)
     run.own_frame_cpu_s = own_frame_cpu(tally.notes.get("frames", []), max(1, repeats // 2))
     return run
@@ -217,7 +229,8 @@ def format_summary(runs: list[SuiteRun]) -> str:
     for r in runs:
         lines.append(f"- {r.suite}: scaling 1→2 {_times(r.scaling('units'))} ({_times(r.scaling('command'))}); "
                      f"share of bound on 2 workers {_pct(r.share_of_bound(2, 'units'))} "
-                     f"({_pct(r.share_of_bound(2, 'command'))}); CPU share, serial {r.cpu_share:.0%}")
+                     f"({_pct(r.share_of_bound(2, 'command'))}); CPU share, serial {r.cpu_share:.0%}; "
+                     f"CPU of the 2-worker command / 1-worker {_times(r.cpu_ratio())}")
     return "\n".join(lines)
 
 
