@@ -45,3 +45,19 @@ def test_rect_axes_are_computed_once_and_read_only() -> None:
     assert not ax.flags.writeable
     assert r == Rect(0.0, 0.0, 1.0, 0.5, yaw=30.0)  # the cache is not a field
     assert r.overlaps(Rect(1.2, 0.0, 0.5, 0.5)) and not r.overlaps(Rect(3.0, 0.0, 0.5, 0.5))
+
+
+def test_camera_projection_follows_edits_to_the_camera() -> None:
+    from perspecta.world.scene import Camera
+
+    cam = Camera(position=(0.0, -4.0, 1.5), look_at=(0.0, 0.0, 0.5), width=256, height=256)
+    pts = np.array([[0.3, 0.2, 0.4], [-1.0, 1.0, 0.0]])
+    fresh = lambda c: (pts @ c.extrinsic()[:3, :3].T + c.extrinsic()[:3, 3])  # noqa: E731
+    uv, z = cam.project(pts)
+    assert np.array_equal(z, fresh(cam)[:, 2])
+    cam.position = (1.0, -4.0, 1.5)  # a mutable dataclass: the cache must notice
+    cam.width = 512
+    uv2, z2 = cam.project(pts)
+    assert np.array_equal(z2, fresh(cam)[:, 2]) and not np.array_equal(uv, uv2)
+    assert "_matrices_cache" not in Camera.from_dict(cam.metadata()).__dict__
+    assert Camera.from_dict(cam.metadata()) == cam
