@@ -67,6 +67,28 @@ def test_two_workers_equal_serial(serial: Path, tmp_path: Path) -> None:
     assert tree_digest(par) == tree_digest(serial)
 
 
+def test_forked_workers_of_a_fresh_process_equal_serial(serial: Path, tmp_path: Path) -> None:
+    """A process that has not rendered forks its pool (the in-process test above spawns,
+    since this process holds a GL context): same bytes, and the phase marks are written."""
+    out, marks = tmp_path / "fork", tmp_path / "marks.txt"
+    code = ("from perspecta.dataset import generate as g; "
+            f"assert g._pool_start_method() == 'fork'; "
+            f"g.generate_dataset({str(out)!r}, g.GenerationConfig(suites=['dori'], n={N}, seed=7, tasks={TASKS!r}), "
+            "workers=2)")
+    env = {**os.environ, "PERSPECTA_WALL_MARKS": str(marks)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert tree_digest(out) == tree_digest(serial)
+    names = [line.split()[0] for line in marks.read_text().splitlines()]
+    assert names == ["units.start", "units.end"]
+
+
+def test_a_process_that_rendered_spawns_its_pool(serial: Path) -> None:
+    from perspecta.dataset.generate import _pool_start_method
+
+    assert _pool_start_method() == "spawn"  # the serial fixture opened a GL context here
+
+
 def test_refuses_to_overwrite_without_resume(serial: Path) -> None:
     with pytest.raises(FileExistsError):
         generate_dataset(serial, GenerationConfig(suites=["dori"], n=N, seed=7, tasks=TASKS))

@@ -485,3 +485,24 @@ def test_ground_texture_is_deterministic_and_seeded() -> None:
     assert not np.array_equal(a, ground_texture("grass", 4))
     with pytest.raises(ValueError, match="unknown ground material 'lava'"):
         ground_texture("lava", 0)
+
+
+def test_mask_only_render_has_the_full_renders_layers(renderer) -> None:
+    """color=False skips the shadow and colour passes; depth and ids must not change
+    (perspective, and an equirect panorama in a room), and its rgb is unusable."""
+    objs = [
+        SceneObject("a", "test:cube_px", "cube", Pose((0, 0, 0), yaw=30)),
+        SceneObject("b", "test:box", "box", Pose((1.2, 0.8, 0)), scale=0.6, color=(0.9, 0.7, 0.2)),
+    ]
+    cam = Camera(position=(3, -2.5, 2), look_at=(0, 0, 0.4), width=96, height=80)
+    room = Scene("r", 0, "room", objs, [], ground=None, room=Room(width=6, depth=5, height=2.6))
+    pano = Camera(position=(0.5, -1.5, 1.2), look_at=(0.5, 0, 1.2), width=128, height=64, projection="equirect")
+    for scene, camera in ((_scene(objs), cam), (room, pano)):
+        full = renderer.render(scene, camera)
+        ids = renderer.render(scene, camera, color=False)
+        assert np.array_equal(full.depth, ids.depth)
+        assert np.array_equal(full.instance, ids.instance)
+        assert ids.rgb.size == 0
+        assert set(np.unique(full.instance)) >= {1, 2}
+        again = renderer.render(scene, camera)  # a mask-only render leaves no state behind
+        assert np.array_equal(full.rgb, again.rgb)

@@ -253,8 +253,10 @@ def _suite_rows(units: int, repeats: int) -> list[Row]:
         rows.append((f"generate {r.suite} (all tasks, defaults), 1 → 2 local workers",
                      f"{r.items / r.wall_s[1]:.2f} → {r.items / r.wall_s[2]:.2f} items/s",
                      f"{r.images / r.wall_s[1]:.2f} → {r.images / r.wall_s[2]:.2f} images/s, wall incl. start-up, "
-                     f"{units} units/task; raw-render CPU for its {r.n_renders} frames = "
-                     f"{r.raw_cpu_s / r.cpu_s:.0%} of its CPU (`perspecta bench generate` breaks it down)"))
+                     f"{units} units/task; scaling 1 → 2 {r.scaling('units'):.2f}× (units' phase), "
+                     f"{r.scaling('command'):.2f}× (whole command); on 2 workers "
+                     f"{r.share_of_bound(2, 'units'):.0%} of the raw-render bound for its {r.images} images "
+                     f"(`perspecta bench generate` breaks it down)"))
     return rows
 
 

@@ -12,6 +12,7 @@ put the rest of the unit under "other".
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ class Tally:
     def __init__(self) -> None:
         self.seconds: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
+        self.notes: dict[str, list[Any]] = {}  # name -> objects noted (e.g. the frames rendered)
         self._stack: list[list[float]] = []  # [start, time spent in child stages]
 
     def enter(self) -> int:
@@ -112,7 +114,33 @@ def stop(mark: int | None, name: str) -> int | None:
     return tally.enter()
 
 
+def collecting() -> bool:
+    """Whether a :func:`collect` block is active (to skip preparing a :func:`note`)."""
+    return _ACTIVE is not None
+
+
+def note(name: str, obj: Any) -> None:
+    """Keep ``obj`` under ``name`` while collecting (e.g. each (scene, camera) rendered, so
+    the bench can render the very same frames again on the raw renderer)."""
+    if _ACTIVE is not None:
+        _ACTIVE.notes.setdefault(name, []).append(obj)
+
+
 def count(name: str, n: int = 1) -> None:
     """Count an event (e.g. a render of a given size) while collecting."""
     if _ACTIVE is not None:
         _ACTIVE.counts[name] += n
+
+
+#: ``perspecta bench generate`` sets this to a file path in the ``perspecta generate``
+#: processes it starts, to learn when their units began and ended (wall clock).
+WALL_MARKS_ENV = "PERSPECTA_WALL_MARKS"
+
+
+def wall_mark(name: str) -> None:
+    """Append ``name`` and the wall clock to the file named by ``$PERSPECTA_WALL_MARKS``
+    (nothing when it is unset): how a fresh process tells the bench its phases."""
+    path = os.environ.get(WALL_MARKS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{name} {time.time():.6f}\n")

@@ -188,23 +188,74 @@ def _run_unit(unit: Unit) -> int:
     return _WORKER.run(unit)
 
 
+def _worker_renderer_record() -> dict[str, str]:
+    """The pool worker's renderer name and version, for the manifest (so the parent never
+    opens a GL context of its own just to ask)."""
+    assert _WORKER is not None
+    return _renderer_record(_WORKER.renderer)
+
+
+def _renderer_record(renderer: Any) -> dict[str, str]:
+    return {"name": renderer.name, "version": renderer.version}
+
+
+def _pool_start_method() -> str:
+    """``fork`` unless this process already opened a GL context, else ``spawn``.
+
+    A spawned worker re-imports perspecta, trimesh and scipy (~2 s of CPU each, measured)
+    before its first unit, so on 2 cores the pool's start-up alone cost what 1 worker
+    renders in that time; a forked worker shares the parent's imports and asset index and
+    starts in milliseconds. A forked child must not inherit live EGL state, though, so a
+    process that has rendered (tests, the in-process bench) spawns as before."""
+    import sys
+
+    gl = sys.modules.get("perspecta.render.gl")
+    if (gl is not None and gl.gl_opened_in_process()) or "fork" not in mp.get_all_start_methods():
+        return "spawn"
+    return "fork"
+
+
+def _preload(config: GenerationConfig) -> None:
+    """Import what every worker needs (no GL context) once, before forking them."""
+    from perspecta.assets import procedural  # noqa: F401  (trimesh, scipy: most of the import time)
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.render import base
+
+    AssetLibrary.default()
+    if base.check_renderer_name(config.renderer) == "gl":
+        from perspecta.render import gl  # noqa: F401
+
+
 def _iter_unit_results(
-    units: list[Unit], store: Store, config: GenerationConfig, workers: int
+    units: list[Unit], store: Store, config: GenerationConfig, workers: int,
+    info: dict[str, Any] | None = None,
 ) -> Iterator[int]:
+    """Run ``units``; yield each one's item count as it finishes (in any order). ``info``
+    receives the workers' ``"renderer"`` record for the manifest."""
+    info = {} if info is None else info
+    if not units:
+        return
     if workers <= 1:
         one_rasteriser_thread()
         worker = _Worker(store, config)
         try:
             for u in units:
                 yield worker.run(u)
+            info["renderer"] = _renderer_record(worker.renderer)
         finally:
             worker.close()
         return
-    # "spawn": a forked child would inherit the parent's GL/EGL state.
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+    method = _pool_start_method()
+    if method == "fork":
+        _preload(config)
+    ctx = mp.get_context(method)
+    with ProcessPoolExecutor(min(workers, max(1, len(units))), mp_context=ctx, initializer=_init_worker,
                              initargs=(store.spec(), config)) as pool:
-        yield from pool.map(_run_unit, units, chunksize=max(1, min(8, len(units) // (workers * 4) or 1)))
+        # One unit per task: a worker takes the next unit when it finishes one, so the
+        # workers end together (chunks of up to 8 units left one worker rendering a whole
+        # chunk alone at the end). Dispatch costs ~1 ms against units of 0.1-2 s.
+        yield from pool.map(_run_unit, units, chunksize=1)
+        info["renderer"] = pool.submit(_worker_renderer_record).result()
 
 
 def generate_dataset(
@@ -247,17 +298,20 @@ def generate_dataset(
     done = len(units) - len(todo)
     if on_progress:
         on_progress(done, len(units))
+    info: dict[str, Any] = {}
+    timing.wall_mark("units.start")  # worker start-up counts as part of the units' phase
     if executor == "ray":
         from perspecta.scale.ray_generate import iter_unit_results_ray
 
         results = iter_unit_results_ray(todo, store, config, workers=workers, address=ray_address)
     else:
-        results = _iter_unit_results(todo, store, config, workers or 1)
+        results = _iter_unit_results(todo, store, config, workers or 1, info)
     for _ in results:
         done += 1
         if on_progress:
             on_progress(done, len(units))
-    return _assemble(store, config, units)
+    timing.wall_mark("units.end")
+    return _assemble(store, config, units, info.get("renderer"))
 
 
 def _check_resume_config(store: Store, config: GenerationConfig) -> None:
@@ -365,7 +419,19 @@ def _config_record(config: GenerationConfig) -> dict[str, Any]:
     }
 
 
-def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict[str, Any]:
+def _suite_record(suite: str, units: list[Unit], config: GenerationConfig) -> dict[str, Any]:
+    from perspecta.suites.context import PNG_COMPRESS_LEVEL, png_compress_level
+
+    record = {"tasks": sorted({u.task for u in units if u.suite == suite}), "n": config.n,
+              "config": config.task_config(suite)}
+    level = png_compress_level(suite)
+    if level != PNG_COMPRESS_LEVEL:  # recorded only when not the default, so other manifests keep their bytes
+        record["png_compress_level"] = level
+    return record
+
+
+def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
+              renderer_record: dict[str, str] | None = None) -> dict[str, Any]:
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import get_renderer
 
@@ -400,9 +466,10 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
     for a in asset_ids:
         info = library.get(a)
         assets.append({"asset_id": a, "license": info.license, "attribution": info.attribution})
-    renderer = get_renderer(config.renderer, library=library)
-    renderer_record = {"name": renderer.name, "version": renderer.version}
-    renderer.close()
+    if renderer_record is None:  # no worker of this process reported it (resumed run, Ray)
+        renderer = get_renderer(config.renderer, library=library)
+        renderer_record = _renderer_record(renderer)
+        renderer.close()
 
     no_depth = {k: v for k, v in no_depth.items() if k not in depths}  # a shared image one unit stored with depth
     files = ["items.jsonl", "scenes.jsonl", *sorted(set(images)), *sorted(set(depths.values()))]
@@ -414,10 +481,7 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit]) -> dict
         "created_by_command": _command_for(config),
         "config": _config_record(config),
         "seed": config.seed,
-        "suites": {
-            s: {"tasks": sorted({u.task for u in units if u.suite == s}), "n": config.n, "config": config.task_config(s)}
-            for s in config.suites
-        },
+        "suites": {s: _suite_record(s, units, config) for s in config.suites},
         "renderer": renderer_record,
         "counts": {
             "items": len(items),

@@ -28,8 +28,10 @@ class Renderer(Protocol):
     @property
     def version(self) -> str: ...
 
-    def render(self, scene: Scene, camera: Camera) -> RenderResult:
-        """Render ``camera`` (perspective or equirect, per ``camera.projection``)."""
+    def render(self, scene: Scene, camera: Camera, *, color: bool = True) -> RenderResult:
+        """Render ``camera`` (perspective or equirect, per ``camera.projection``).
+        ``color=False``: the caller reads only ``depth`` / ``instance``; a renderer may skip
+        the colour work and return an empty ``rgb`` (the layers must not change)."""
         ...
 
     def close(self) -> None: ...

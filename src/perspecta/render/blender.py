@@ -122,7 +122,7 @@ class BlenderRenderer:
         return f"bpy-{self._bpy.app.version_string}/cycles-cpu"
 
     # ------------------------------------------------------------------ public API
-    def render(self, scene: Scene, camera: Camera) -> RenderResult:
+    def render(self, scene: Scene, camera: Camera, *, color: bool = True) -> RenderResult:  # noqa: ARG002 (always renders colour)
         """Render ``camera`` of ``scene``: perspective pinhole or native equirect panorama."""
         if camera.width <= 0 or camera.height <= 0:
             raise ValueError(f"camera size must be positive, got {camera.width}x{camera.height}")

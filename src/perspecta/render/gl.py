@@ -55,6 +55,16 @@ SPECULAR = 0.35
 # it changed little that a person sees and cost llvmpipe ~40% of a 512^2 frame.
 GROUND_ANISOTROPY = 1.0
 
+#: The driver's GL_RENDERER string, set when this process opens its first context. Also
+#: tells :func:`gl_opened_in_process` callers (the worker pool) that EGL state exists here,
+#: which a forked child must not inherit.
+_GL_RENDERER: str | None = None
+
+
+def gl_opened_in_process() -> bool:
+    """True once any GLRenderer of this process has created a context."""
+    return _GL_RENDERER is not None
+
 
 def srgb_to_linear(c: Any) -> np.ndarray:
     """sRGB in [0, 1] -> linear light (IEC 61966-2-1)."""
@@ -226,9 +236,10 @@ class GLRenderer:
     def version(self) -> str:
         import moderngl
 
-        ctx = self._context()
-        with ctx:
-            return f"moderngl-{moderngl.__version__}/{ctx.info['GL_RENDERER']}"
+        if _GL_RENDERER is None:  # the GL driver is per process: ask it once
+            with self._context():
+                pass
+        return f"moderngl-{moderngl.__version__}/{_GL_RENDERER}"
 
     def _context(self) -> moderngl.Context:
         if self._ctx is None:
@@ -277,6 +288,9 @@ class GLRenderer:
             self._prog_resolve["u_src"].value = 0
             self._prog_sky["u_env"].value = 2
             self._ctx = ctx
+            global _GL_RENDERER
+            with ctx:
+                _GL_RENDERER = str(ctx.info["GL_RENDERER"])
         return self._ctx
 
     def close(self) -> None:
@@ -429,24 +443,34 @@ class GLRenderer:
         return t
 
     # --------------------------------------------------------------- rendering
-    def render(self, scene: Scene, camera: Camera) -> RenderResult:
-        """Render ``camera`` (perspective or equirect) of ``scene``."""
+    def render(self, scene: Scene, camera: Camera, *, color: bool = True) -> RenderResult:
+        """Render ``camera`` (perspective or equirect) of ``scene``.
+
+        ``color=False`` renders the depth / instance layers only (no shadow map, colour
+        pass or resolve: about a tenth of the work) for callers that read only masks; its
+        ``rgb`` is an empty (0, 0, 3) array so that using it fails at once. The layers are
+        bit-identical to a full render's."""
         _check_camera(camera)
-        timing.count(f"render {camera.width}x{camera.height} {camera.projection}")
+        timing.count(f"render {camera.width}x{camera.height} {camera.projection}" + ("" if color else " ids"))
+        if timing.collecting():  # a copy: tasks may edit a scene after rendering it
+            import copy
+
+            timing.note("frames", (copy.deepcopy(scene), camera, color))
         # several renderers (contexts) may live in one process: make ours current
         with timing.stage("render.setup"), self._context():
-            return self._render(scene, camera)
+            return self._render(scene, camera, color)
 
-    def _render(self, scene: Scene, camera: Camera) -> RenderResult:
+    def _render(self, scene: Scene, camera: Camera, color: bool = True) -> RenderResult:
         draws = self._draws(scene)
         try:
-            return self._render_draws(scene, camera, draws)
+            return self._render_draws(scene, camera, draws, color)
         finally:
             self._trim_mesh_cache(draws)
 
-    def _render_draws(self, scene: Scene, camera: Camera, draws: list[_Draw]) -> RenderResult:
+    def _render_draws(self, scene: Scene, camera: Camera, draws: list[_Draw], color: bool = True) -> RenderResult:
         static = self._static_mesh(scene)
-        light = self._lighting(scene, draws)
+        # the near/far planes come from the scene bounds, with or without colour
+        light = self._lighting(scene, draws) if color else {"bounds": _scene_bounds(scene, draws), "color": False}
         if camera.projection == "perspective":
             view = _View(
                 camera.rotation_world_to_cam(),
@@ -472,12 +496,14 @@ class GLRenderer:
         rgbs, zs, insts = [], [], []
         for rot in panorama.face_rotations(camera):
             fr = self._render_view(scene, _View(rot, eye, k, p, p), draws, static, light)
-            rgbs.append(fr.rgb)
+            rgbs.append(fr.rgb if fr.rgb.size else np.zeros((p, p, 3), dtype=np.uint8))
             zs.append(fr.zcam)
             insts.append(fr.inst)
         with timing.stage("panorama.remap"):
             lut = panorama.equirect_lut(camera.width, camera.height, face, pad)
             rgb, depth, inst = panorama.remap_faces(lut, np.stack(rgbs), np.stack(zs), np.stack(insts))
+        if not light.get("color", True):
+            rgb = np.zeros((0, 0, 3), dtype=np.uint8)
         return RenderResult(rgb, depth, inst)
 
     def _draws(self, scene: Scene) -> list[_Draw]:
@@ -534,18 +560,7 @@ class GLRenderer:
         }
         if draws and d[2] < -1e-3 and sun > 0:
             out.update(self._shadow_pass(d, draws))
-        # scene bounds for the camera's near/far planes
-        pts = [np.zeros((1, 3))]
-        for dr in draws:
-            pts.append(_world_box(dr))
-        if scene.room is not None:
-            r = scene.room
-            pts.append(_box_corners(np.array([-r.width / 2, -r.depth / 2, 0.0]),
-                                    np.array([r.width / 2, r.depth / 2, r.height])))
-        elif scene.ground is not None:
-            g = scene.ground.size / 2
-            pts.append(_box_corners(np.array([-g, -g, 0.0]), np.array([g, g, 0.0])))
-        out["bounds"] = np.concatenate(pts)
+        out["bounds"] = _scene_bounds(scene, draws)
         return out
 
     def _environment(self, scene: Scene) -> EnvironmentLight | None:
@@ -638,66 +653,69 @@ class GLRenderer:
         t = self._target(w, h)
 
         mark = timing.start()
-        # --- colour pass (linear light, SSAA resolution). Geometry first, sky last at
-        # the far plane, so the depth test spares shading hidden sky pixels.
-        fbo = t["fbo_color"]
-        fbo.use()
-        fbo.color_mask = (False, False, False, False)
-        fbo.clear(depth=1.0)  # the sky pass overwrites every remaining colour
-        fbo.color_mask = (True, True, True, True)
-        fbo.use()  # moderngl applies a framebuffer's masks when it is bound
-        ctx.enable(moderngl.DEPTH_TEST)
-        ctx.depth_func = "<"
-        ctx.disable(moderngl.CULL_FACE)
-        pr = self._prog_scene
-        _mat(pr, "u_view_proj", view_proj)
-        _mat(pr, "u_light_vp", light["u_light_vp"])
-        pr["u_eye"].value = tuple(view.eye)
-        for name in ("u_sun_dir", "u_sun_rgb", "u_ambient_rgb", "u_ambient_down_rgb", "u_sky_dir",
-                     "u_sky_rgb", "u_fill_rgb", "u_fill_pos"):
-            pr[name].value = tuple(float(x) for x in light[name])
-        for name in ("u_texel_world", "u_depth_range"):
-            pr[name].value = float(light[name])
-        pr["u_has_shadow"].value = int(light["u_has_shadow"])
-        self._shadow_tex.use(location=1)
-        pr["u_albedo_floor"].value = ALBEDO_FLOOR
-        pr["u_specular"].value = SPECULAR
-        for dr in draws:
-            self._draw_scene_mesh(dr.mesh, dr.model, dr.tint)
-        pr["u_specular"].value = 0.0  # matte floor, walls and ground
-        if static is not None:
-            if scene.room is not None:
-                ctx.enable(moderngl.CULL_FACE)
-                ctx.front_face = "cw"  # our clip matrix flips y, which flips winding
-            self._draw_scene_mesh(static, np.eye(4), None)
+        if light.get("color", True):
+            # --- colour pass (linear light, SSAA resolution). Geometry first, sky last at
+            # the far plane, so the depth test spares shading hidden sky pixels.
+            fbo = t["fbo_color"]
+            fbo.use()
+            fbo.color_mask = (False, False, False, False)
+            fbo.clear(depth=1.0)  # the sky pass overwrites every remaining colour
+            fbo.color_mask = (True, True, True, True)
+            fbo.use()  # moderngl applies a framebuffer's masks when it is bound
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.depth_func = "<"
             ctx.disable(moderngl.CULL_FACE)
-            ctx.front_face = "ccw"
-        ctx.depth_func = "<="
-        sky = srgb_to_linear(scene.ground.sky_color if scene.ground is not None else _DEFAULT_SKY)
-        ps = self._prog_sky
-        _mat(ps, "u_ray", view.rotation.T @ np.linalg.inv(view.k))
-        ps["u_ssaa"].value = float(s)
-        ps["u_zenith"].value = tuple(sky * 0.8)
-        ps["u_horizon"].value = tuple(sky * 0.55 + 0.45)
-        env_tex = self._env_texture(scene)
-        ps["u_env_mode"].value = int(env_tex is not None)
-        if env_tex is not None:
-            env_tex.use(location=2)
-            ps["u_env_yaw"].value = math.radians(scene.environment_yaw)
-        self._vao_sky.render(moderngl.TRIANGLES, vertices=3)
-        ctx.depth_func = "<"
+            pr = self._prog_scene
+            _mat(pr, "u_view_proj", view_proj)
+            _mat(pr, "u_light_vp", light["u_light_vp"])
+            pr["u_eye"].value = tuple(view.eye)
+            for name in ("u_sun_dir", "u_sun_rgb", "u_ambient_rgb", "u_ambient_down_rgb", "u_sky_dir",
+                         "u_sky_rgb", "u_fill_rgb", "u_fill_pos"):
+                pr[name].value = tuple(float(x) for x in light[name])
+            for name in ("u_texel_world", "u_depth_range"):
+                pr[name].value = float(light[name])
+            pr["u_has_shadow"].value = int(light["u_has_shadow"])
+            self._shadow_tex.use(location=1)
+            pr["u_albedo_floor"].value = ALBEDO_FLOOR
+            pr["u_specular"].value = SPECULAR
+            for dr in draws:
+                self._draw_scene_mesh(dr.mesh, dr.model, dr.tint)
+            pr["u_specular"].value = 0.0  # matte floor, walls and ground
+            if static is not None:
+                if scene.room is not None:
+                    ctx.enable(moderngl.CULL_FACE)
+                    ctx.front_face = "cw"  # our clip matrix flips y, which flips winding
+                self._draw_scene_mesh(static, np.eye(4), None)
+                ctx.disable(moderngl.CULL_FACE)
+                ctx.front_face = "ccw"
+            ctx.depth_func = "<="
+            sky = srgb_to_linear(scene.ground.sky_color if scene.ground is not None else _DEFAULT_SKY)
+            ps = self._prog_sky
+            _mat(ps, "u_ray", view.rotation.T @ np.linalg.inv(view.k))
+            ps["u_ssaa"].value = float(s)
+            ps["u_zenith"].value = tuple(sky * 0.8)
+            ps["u_horizon"].value = tuple(sky * 0.55 + 0.45)
+            env_tex = self._env_texture(scene)
+            ps["u_env_mode"].value = int(env_tex is not None)
+            if env_tex is not None:
+                env_tex.use(location=2)
+                ps["u_env_yaw"].value = math.radians(scene.environment_yaw)
+            self._vao_sky.render(moderngl.TRIANGLES, vertices=3)
+            ctx.depth_func = "<"
 
-        # --- resolve to sRGB at output resolution
-        ctx.disable(moderngl.DEPTH_TEST)
-        t["fbo_out"].use()
-        t["color"].use(location=0)
-        self._prog_resolve["u_factor"].value = s
-        if "u_samples" in self._prog_resolve:
-            self._prog_resolve["u_samples"].value = self.msaa
-        self._vao_resolve.render(moderngl.TRIANGLES, vertices=3)
-        rgb = np.frombuffer(t["fbo_out"].read(components=3, alignment=1), dtype=np.uint8)
-        rgb = rgb.reshape(h, w, 3).copy()
-        mark = timing.stop(mark, "render.color")
+            # --- resolve to sRGB at output resolution
+            ctx.disable(moderngl.DEPTH_TEST)
+            t["fbo_out"].use()
+            t["color"].use(location=0)
+            self._prog_resolve["u_factor"].value = s
+            if "u_samples" in self._prog_resolve:
+                self._prog_resolve["u_samples"].value = self.msaa
+            self._vao_resolve.render(moderngl.TRIANGLES, vertices=3)
+            rgb = np.frombuffer(t["fbo_out"].read(components=3, alignment=1), dtype=np.uint8)
+            rgb = rgb.reshape(h, w, 3).copy()
+            mark = timing.stop(mark, "render.color")
+        else:
+            rgb = np.zeros((0, 0, 3), dtype=np.uint8)
 
         # --- id / depth pass at 1x (pixel centres = output pixel centres)
         t["fbo_ids"].use()
@@ -758,6 +776,22 @@ def _in_frustum(view_proj: np.ndarray, corners: np.ndarray) -> bool:
     clip = np.c_[corners, np.ones(len(corners))] @ view_proj.T
     x, y, z, w = clip.T
     return not any(np.all(c) for c in (x > w, x < -w, y > w, y < -w, z > w, z < -w))
+
+
+def _scene_bounds(scene: Scene, draws: list[_Draw]) -> np.ndarray:
+    """Points bounding what a view can see (the origin, the drawn meshes' boxes, the
+    room or ground), from which each view takes its near/far planes."""
+    pts = [np.zeros((1, 3))]
+    for dr in draws:
+        pts.append(_world_box(dr))
+    if scene.room is not None:
+        r = scene.room
+        pts.append(_box_corners(np.array([-r.width / 2, -r.depth / 2, 0.0]),
+                                np.array([r.width / 2, r.depth / 2, r.height])))
+    elif scene.ground is not None:
+        g = scene.ground.size / 2
+        pts.append(_box_corners(np.array([-g, -g, 0.0]), np.array([g, g, 0.0])))
+    return np.concatenate(pts)
 
 
 def _box_corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -28,8 +28,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DIFFICULTIES = ("easy", "standard", "hard")
-#: zlib level of every dataset PNG (part of the dataset's bytes: changing it changes them).
+#: zlib level of dataset PNGs (part of the dataset's bytes: changing it changes them). A
+#: suite whose images compress slowly at this level (textured grounds: ~70 ms per 512²
+#: frame, 15-20% of a unit) declares its own ``PNG_COMPRESS_LEVEL`` in its package; see
+#: :func:`png_compress_level` and docs/performance.md for the measurements.
 PNG_COMPRESS_LEVEL = 6
+
+
+def png_compress_level(suite: str) -> int:
+    """The zlib level of ``suite``'s PNGs: its package's ``PNG_COMPRESS_LEVEL``, else the default."""
+    from perspecta.suites.registry import suite_setting
+
+    return int(suite_setting(suite, "PNG_COMPRESS_LEVEL", PNG_COMPRESS_LEVEL))  # type: ignore[arg-type]
 
 
 def stable_key(text: str) -> int:
@@ -146,7 +156,7 @@ class TaskContext:
         with timing.stage("png.encode"):
             buf = io.BytesIO()
             Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="PNG", optimize=False,
-                                                            compress_level=PNG_COMPRESS_LEVEL)
+                                                            compress_level=png_compress_level(self.suite))
         with timing.stage("write"):
             tmp.write_bytes(buf.getbuffer())
             tmp.replace(path)

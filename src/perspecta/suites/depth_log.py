@@ -45,7 +45,9 @@ class RenderLog:
         self._renderer = renderer
         self._renders: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=KEEP)
 
-    def render(self, scene: Any, camera: Any) -> Any:
+    def render(self, scene: Any, camera: Any, *, color: bool = True) -> Any:
+        if not color:  # a mask-only render is never saved, so it is not remembered
+            return self._renderer.render(scene, camera, color=False)
         result = self._renderer.render(scene, camera)
         self._renders.append((result.rgb, result.depth))
         return result

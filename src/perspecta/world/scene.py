@@ -179,9 +179,21 @@ class Camera:
     def forward(self) -> np.ndarray:
         return self.rotation_world_to_cam()[2]
 
+    def _matrices(self) -> tuple[np.ndarray, np.ndarray]:
+        """(extrinsic, intrinsics), rebuilt only when a field they depend on changed:
+        samplers project through one camera thousands of times per unit (measured: half
+        of DORI's geometric visibility checks went to rebuilding these)."""
+        key = (tuple(map(float, self.position)), tuple(map(float, self.look_at)), tuple(map(float, self.up)),
+               float(self.fov_y), self.width, self.height)
+        cached = self.__dict__.get("_matrices_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, self.extrinsic(), self.intrinsics())
+            self.__dict__["_matrices_cache"] = cached  # not a field: asdict, eq and replace ignore it
+        return cached[1], cached[2]
+
     def to_camera(self, points: np.ndarray) -> np.ndarray:
         """World points (N, 3) -> camera-frame points (N, 3)."""
-        e = self.extrinsic()
+        e = self._matrices()[0]
         return np.asarray(points, dtype=float) @ e[:3, :3].T + e[:3, 3]
 
     def project(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +201,7 @@ class Camera:
         pc = self.to_camera(np.atleast_2d(points))
         z = pc[:, 2]
         with np.errstate(divide="ignore", invalid="ignore"):
-            uv = (pc @ self.intrinsics().T)[:, :2] / z[:, None]
+            uv = (pc @ self._matrices()[1].T)[:, :2] / z[:, None]
         return uv, z
 
     def metadata(self) -> dict[str, Any]:

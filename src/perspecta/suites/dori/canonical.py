@@ -208,7 +208,7 @@ def _render(ctx: TaskContext, granularity: str, control: bool, tall: bool) -> tu
     scene.light = Light(direction=tuple(float(c) for c in cam.forward()), intensity=0.9, ambient=0.4)  # type: ignore[arg-type]
     # frame by the visible area, not the bounding sphere: a ball fills its sphere and a
     # person does not, so sphere framing drew the "Cannot be determined" targets larger
-    first = ctx.renderer.render(scene, cam).instance
+    first = ctx.renderer.render(scene, cam, color=False).instance
     w, h = readability.object_facts(first, 1)["box"]
     if not control and w != h and (h > w) != tall:  # see _one: half the units want a taller-than-wide target
         raise Unreadable(f"the target is {'wider' if tall else 'taller'} than the unit's draw")

@@ -140,7 +140,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     # framed by visible area: the frontless (CBD) targets are compact and filled their
     # bounding sphere, so sphere framing drew them larger than targets with a front
     cam = scene.camera("main")
-    cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam).instance, 0)
+    cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
     record: dict[str, Any] = {"objects": {"A": facts}}

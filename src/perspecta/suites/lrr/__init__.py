@@ -22,6 +22,10 @@ from perspecta.suites.lrr import (
 # LRR-Bench: its 512² / 1024² images at native resolution.
 EVAL_IMAGE_MAX_SIDE: int | None = None
 
+# zlib level of LRR's PNGs: its paving grounds took ~67 ms per 512² frame at the default 6
+# (18% of the suite's CPU) and take ~30 ms at 4, for files ~3% larger (docs/performance.md).
+PNG_COMPRESS_LEVEL = 4
+
 from perspecta.suites.lrr.audit import audit_features  # noqa: E402,F401  (the shortcut audit's hook)
 
 DIFFICULTY_PRESETS = (

@@ -93,14 +93,16 @@ def frame_scene(scene: Scene, object_ids: Sequence[str]) -> Scene:
 MEASURE_SIDE = 256  # mask-only renders (visible fractions) need no more pixels than this
 
 
-def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any], *, measure: bool = False) -> RenderResult:
+def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any], *, measure: bool = False,
+                 masks_only: bool = False) -> RenderResult:
     """Render one frame; ``measure`` renders at most MEASURE_SIDE px wide, for masks
-    whose ratios (visible fractions) do not depend on the resolution."""
+    whose ratios (visible fractions) do not depend on the resolution. A ``measure`` or
+    ``masks_only`` render has the depth / instance layers only (no colour work)."""
     cam = scene.camera(spec["camera"])
     if measure and cam.width > MEASURE_SIDE:
         f = MEASURE_SIDE / cam.width
         cam = dataclasses.replace(cam, width=MEASURE_SIDE, height=max(1, round(cam.height * f)))
-    return ctx.renderer.render(frame_scene(scene, spec["objects"]), cam)
+    return ctx.renderer.render(frame_scene(scene, spec["objects"]), cam, color=not (measure or masks_only))
 
 
 def frames_of(item: Item) -> list[dict[str, Any]]:
@@ -283,7 +285,7 @@ def solo_fraction(ctx: TaskContext, scene: Scene, camera: str, object_ids: Seque
     measure = full is None  # the solo render must match the full one's resolution
     if full is None:
         full = render_frame(ctx, scene, frame(camera, ids), measure=True)
-    solo = render_frame(ctx, scene, frame(camera, [target]), measure=measure)
+    solo = render_frame(ctx, scene, frame(camera, [target]), measure=measure, masks_only=True)
     return float(visible_fraction(full.instance, solo.instance > 0, ids.index(target)))
 
 

@@ -150,7 +150,7 @@ def instantiate(
     its target) and opts out of realism.
     """
     params = draw_params(rng, info)
-    extent = np.asarray(library.load_mesh(info.asset_id, params).extent(), dtype=float)
+    extent = np.asarray(library.extent(info.asset_id, params), dtype=float)
     if np.any(extent <= 0):
         raise ValueError(f"asset {info.asset_id} has a degenerate extent {extent.tolist()}")
     s = 1.0 if scale is None else float(scale)
@@ -217,8 +217,16 @@ class Rect:
         return cls(float(x), float(y), obj.size[0] / 2, obj.size[1] / 2, obj.pose.yaw)
 
     def axes(self) -> tuple[np.ndarray, np.ndarray]:
-        c, s = math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw))
-        return np.array([c, s]), np.array([-s, c])
+        """Its unit x and y axes (read-only; computed once: a room's layout asks each placed
+        rect for them in every overlap test of every placement try)."""
+        cached = self.__dict__.get("_axes")
+        if cached is None:
+            c, s = math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw))
+            cached = (np.array([c, s]), np.array([-s, c]))
+            for a in cached:
+                a.setflags(write=False)
+            self.__dict__["_axes"] = cached  # frozen dataclass: a plain cache slot, not a field
+        return cached
 
     def corners(self) -> np.ndarray:
         ax, ay = self.axes()
@@ -355,6 +363,12 @@ def _convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
+def _boxes_meet(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """Whether two (u_min, v_min, u_max, v_max) boxes overlap or touch; a hull lies inside
+    its box, so a hull whose box misses the grid's box covers none of its points."""
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
 def _in_hull(hull: np.ndarray, pts: np.ndarray) -> np.ndarray:
     if len(hull) < 3:
         return np.zeros(len(pts), dtype=bool)
@@ -418,8 +432,13 @@ def visibility(
             if len(pts):
                 covered = np.zeros(len(pts), dtype=bool)
                 for j in range(len(objects)):
-                    if j != i and infos[j][2] and infos[j][1] < depth:
-                        covered |= _in_hull(hulls[j], pts)
+                    if j != i and infos[j][2] and infos[j][1] < depth and _boxes_meet(infos[j][0], box):
+                        # test only the points not yet covered: the same answer for less work
+                        # (samplers call this for every placement try)
+                        open_ = np.flatnonzero(~covered)
+                        if not len(open_):
+                            break
+                        covered[open_] = _in_hull(hulls[j], pts[open_])
                 frac = 1.0 - float(covered.mean())
         out.append(Visibility(o.id, box, depth, front, inside, frac))
     return out

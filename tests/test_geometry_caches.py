@@ -1,0 +1,63 @@
+"""Caches that make scene sampling cheaper must give exactly the uncached answers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perspecta.assets.library import AssetLibrary
+from perspecta.assets.mesh import Mesh, MeshPart, flat_normals
+from perspecta.world.samplers.common import Rect
+
+
+def _part(shift: float) -> MeshPart:
+    pos = np.array([[0, 0, 0], [1, 0, 0], [0, 2, 0]], dtype=np.float32) + shift
+    return MeshPart(pos, flat_normals(pos))
+
+
+def test_mesh_bounds_follow_replaced_positions_and_parts() -> None:
+    mesh = Mesh([_part(0.0)])
+    lo, hi = mesh.bounds()
+    assert lo.tolist() == [0, 0, 0] and hi.tolist() == [1, 2, 0]
+    lo[0] = 99  # the caller's copy, not the cache
+    assert mesh.bounds()[0].tolist() == [0, 0, 0]
+    mesh.parts[0].positions = mesh.parts[0].positions + 1  # a new array: re-measured
+    assert mesh.bounds()[1].tolist() == [2, 3, 1]
+    mesh.parts.append(_part(5.0))
+    assert mesh.extent().tolist() == [5, 6, 4]
+
+
+def test_library_extent_is_the_meshes_extent() -> None:
+    library = AssetLibrary.default()
+    for info in library.all()[:6]:
+        params = {"seed": 3} if info.source == "proc" else {}
+        want = library.load_mesh(info.asset_id, params).extent()
+        got = library.extent(info.asset_id, params)
+        assert np.array_equal(got, want)
+        got[0] = -1.0  # a copy each time
+        assert np.array_equal(library.extent(info.asset_id, params), want)
+
+
+def test_rect_axes_are_computed_once_and_read_only() -> None:
+    r = Rect(0.0, 0.0, 1.0, 0.5, yaw=30.0)
+    ax, ay = r.axes()
+    assert r.axes()[0] is ax
+    assert np.allclose(ax, [np.cos(np.radians(30)), np.sin(np.radians(30))])
+    assert not ax.flags.writeable
+    assert r == Rect(0.0, 0.0, 1.0, 0.5, yaw=30.0)  # the cache is not a field
+    assert r.overlaps(Rect(1.2, 0.0, 0.5, 0.5)) and not r.overlaps(Rect(3.0, 0.0, 0.5, 0.5))
+
+
+def test_camera_projection_follows_edits_to_the_camera() -> None:
+    from perspecta.world.scene import Camera
+
+    cam = Camera(position=(0.0, -4.0, 1.5), look_at=(0.0, 0.0, 0.5), width=256, height=256)
+    pts = np.array([[0.3, 0.2, 0.4], [-1.0, 1.0, 0.0]])
+    fresh = lambda c: (pts @ c.extrinsic()[:3, :3].T + c.extrinsic()[:3, 3])  # noqa: E731
+    uv, z = cam.project(pts)
+    assert np.array_equal(z, fresh(cam)[:, 2])
+    cam.position = (1.0, -4.0, 1.5)  # a mutable dataclass: the cache must notice
+    cam.width = 512
+    uv2, z2 = cam.project(pts)
+    assert np.array_equal(z2, fresh(cam)[:, 2]) and not np.array_equal(uv, uv2)
+    assert "_matrices_cache" not in Camera.from_dict(cam.metadata()).__dict__
+    assert Camera.from_dict(cam.metadata()) == cam
