@@ -91,6 +91,10 @@ CONTRACT = readability.Contract(min_pixels=3000, min_box_side=90, min_box_short=
 MIN_OBLIQUE_DEG = 20.0
 # longer side every object (distractors included) must span for the layout to be drawn
 DISTRACTOR_MIN_SIDE = 60.0
+# camera elevation over the street (the sampler's default is 10-30): from higher up the
+# two headings and the line between the objects are less foreshortened on the ground,
+# which is what the granular turn is read from
+STREET_ELEVATION = (20.0, 40.0)
 # projected box area per required visible pixel, below which the render is skipped
 BOX_PER_PIXEL = 2.0
 
@@ -190,7 +194,7 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_sa
             scene = sample_clutter(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{granularity}", seed=ctx.seed,
                                    style="street", object_categories=cats + extra,
                                    image_size=image_size(ctx), min_visible=0.8,
-                                   min_pixels=DISTRACTOR_MIN_SIDE)
+                                   min_pixels=DISTRACTOR_MIN_SIDE, elevation=STREET_ELEVATION)
         except SamplingError:
             continue
         if k is not None:
