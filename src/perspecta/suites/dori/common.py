@@ -85,6 +85,7 @@ PRESETS: dict[str, dict[str, float]] = {
     "pair_jitter": {"easy": 0.04, "standard": 0.06, "hard": 0.08},
     "start_facing_max_deg": {"easy": 65.0, "standard": 140.0, "hard": 160.0},
     "backdrop_realism": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
+    "look_alike_share": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
 }
 
 
@@ -449,13 +450,30 @@ DISTRACTOR_CATEGORIES = ("person", "chair", "armchair", "sofa", "plant", "table"
                          "bicycle", "motorcycle", "stool", "cabinet", "bookcase", "barrel")
 
 
+def distractor_categories(ctx: TaskContext, asset: AssetInfo, n: int) -> tuple[str, ...]:
+    """Categories the studio distractors are drawn from: with probability
+    ``look_alike_share`` only the target's own (another chair behind the chair, turned
+    its own way), so the outline box, not the category, says which object is asked
+    about; otherwise everyday things. Look-alikes are used only when the library holds
+    another asset of the category at a similar size (the sampler's own filter), so the
+    number of distractors never depends on the target."""
+    if n <= 0:
+        return DISTRACTOR_CATEGORIES
+    if not ctx.rng.random() < float(knob(ctx, "look_alike_share")):
+        return DISTRACTOR_CATEGORIES
+    size = max(asset.size)
+    same = [a for a in ctx.library.all() if a.category == asset.category and a.asset_id != asset.asset_id
+            and 0.6 * size <= max(a.size) <= 1.6 * size]
+    return (asset.category,) if same else DISTRACTOR_CATEGORIES
+
+
 def studio_scene(ctx: TaskContext, asset: AssetInfo, suffix: str, **kwargs: Any) -> Scene:
     """One target in a studio (``sample_studio``), scene id ``<prefix>-<suffix>``, with
     the studio knobs (camera elevation, object fill, distractors) unless overridden."""
     from perspecta.world.samplers import sample_studio
 
-    args: dict[str, Any] = {**studio_knobs(ctx, skip=set(kwargs)), "distractor_categories": DISTRACTOR_CATEGORIES,
-                            **kwargs}
+    args: dict[str, Any] = {**studio_knobs(ctx, skip=set(kwargs)), **kwargs}
+    args.setdefault("distractor_categories", distractor_categories(ctx, asset, int(args.get("n_distractors", 0))))
     return sample_studio(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{suffix}", seed=ctx.seed,
                          asset_id=asset.asset_id, image_size=image_size(ctx), **args)
 
