@@ -4,8 +4,8 @@ Coarse: toward / away / leftward / rightward (quarter turns of ``egocentric_faci
 edges at 45 and 135 degrees). Granular: eight 45-degree bins, each with a side
 (0-45, 45-90, 90-135, 135-180 degrees, toward the image left or right); every coarse
 class holds exactly two granular bins, and each item's facing is drawn inside its bin
-at least ``bin_margin_frac`` (>= 1/3 for bins up to 60 degrees wide, else >= 1/4) of the bin's width from its edges, so no picture
-sits on a border. "Left/right" is the side of the IMAGE the front points to.
+at least ``bin_margin_frac`` of the bin's width from its edges (>= 1/3 for bins up to
+60 degrees wide, else >= 1/4), so no picture sits on a border. "Left/right" is the side of the IMAGE the front points to.
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ perpendicular (67.5-112.5), partially opposite (112.5-157.5), opposite (157.5-18
 Granular: ``r = rotation_to_face(B, A)`` (counter-clockwise positive), binned into
 no rotation (|r| <= 5), 0-45 / 46-90 / 91-135 degrees clockwise or counter-clockwise
 (seen from above), and about 180 degrees (|r| > 135). Street scenes with
-``n_distractors`` other objects; B's yaw is set after layout to realise the drawn
-answer, at least ``bin_margin_frac`` (>= 1/3 for bins up to 60 degrees wide, else >= 1/4) of the bin's width from its edges. Tags
+``n_street_distractors`` other objects and ``n_same_category`` untagged look-alikes of A
+or B; B's yaw is set after layout to realise the drawn answer, at least
+``bin_margin_frac`` of the bin's width from its edges (>= 1/3 for bins up to 60 degrees
+wide, else >= 1/4). Both tagged objects are seen obliquely (MIN_OBLIQUE_DEG) from a
+camera 20-40 degrees above the street. Tags
 stand beside the objects with leader lines (never on them), and both objects must pass
 the readability contract at the image size (>= 512 px by default), else the unit redraws.
 CBD pairs hold one frontless object: real (a table, a plant, a barrel) or primitive.

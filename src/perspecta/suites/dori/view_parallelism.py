@@ -3,8 +3,8 @@
 One unit = one studio scene with one object marked "A" by a bounding box, giving a
 coarse item (toward / sideways / away) and a granular item (DORI's angle bins
 0-15, 65-95, 135-180 degrees). The angle is sampled *inside* a bin, at least
-``bin_margin_frac`` (>= 1/3 for bins up to 60 degrees wide, else >= 1/4) of the bin's signed width from its edges (toward: -15..15,
-sideways: 65..95, away: 135..225), so no answer sits near an edge; objects without a
+``bin_margin_frac`` of the bin's signed width from its edges (>= 1/3 for bins up to 60
+degrees wide, else >= 1/4; toward: -15..15, sideways: 65..95, away: 135..225), so no answer sits near an edge; objects without a
 front (real frontless assets, or a few primitives) answer "Cannot be determined".
 The answer class is stratified over units, so all four answers are equally common.
 """
@@ -82,7 +82,8 @@ def _yaw_for_angle(scene: Scene, angle: float, sign: float) -> float:
 
 def _angle_for(ctx: TaskContext, k: int) -> float:
     lo, hi = SIGNED[BINS[k][0]]
-    a = abs(float(ctx.rng.uniform(lo + margin_frac(ctx, hi - lo) * (hi - lo) + 0.2, hi - margin_frac(ctx, hi - lo) * (hi - lo) - 0.2)))
+    m = margin_frac(ctx, hi - lo) * (hi - lo)
+    a = abs(float(ctx.rng.uniform(lo + m + 0.2, hi - m - 0.2)))
     return 360.0 - a if a > 180.0 else a
 
 
