@@ -27,6 +27,7 @@ def audit_features(item: dict[str, Any]) -> dict[str, str | float]:
         "n_images": float(len(item.get("images") or [])),
         "n_options": float(md.get("n_options", 0)),
         "n_distractors": float(md.get("n_distractors", 0)),
+        "backdrop": "realistic" if md.get("backdrop") else "plain",
     }
     if "asset_id_b" in md:
         out["primitive_b"] = _primitive(md.get("asset_id_b"), md.get("category_b"))

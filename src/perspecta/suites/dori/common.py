@@ -77,12 +77,15 @@ DARK_LUMINANCE = 40.0  # mean 0-255 luminance under which a target reads as a si
 PRESETS: dict[str, dict[str, float]] = {
     "camera_elevation_max_deg": {"easy": 25.0, "standard": 40.0, "hard": 55.0},
     "object_fill": {"easy": 0.7, "standard": 0.6, "hard": 0.5},
-    "bin_margin_frac": {"easy": 0.4, "standard": 0.25, "hard": 0.25},
+    "bin_margin_frac": {"easy": 0.4, "standard": 0.34, "hard": 0.34},
+    "n_same_category": {"easy": 0, "standard": 1, "hard": 2},
     "n_distractors": {"easy": 0, "standard": 1, "hard": 3},
-    "n_street_distractors": {"easy": 0, "standard": 2, "hard": 4},
-    "min_turn_deg": {"easy": 60.0, "standard": 30.0, "hard": 15.0},
+    "n_street_distractors": {"easy": 0, "standard": 1, "hard": 3},
+    "min_turn_deg": {"easy": 60.0, "standard": 20.0, "hard": 15.0},
     "pair_jitter": {"easy": 0.04, "standard": 0.06, "hard": 0.08},
-    "start_facing_max_deg": {"easy": 65.0, "standard": 110.0, "hard": 160.0},
+    "start_facing_max_deg": {"easy": 65.0, "standard": 140.0, "hard": 160.0},
+    "backdrop_realism": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
+    "look_alike_share": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
 }
 
 
@@ -166,7 +169,15 @@ def resample(ctx: TaskContext, build: Callable[[int], T], what: str, tries: int 
 
 
 def check_readable(record: dict[str, Any]) -> dict[str, Any]:
-    """Raise :class:`Unreadable` when ``record`` breaks its contract; return it otherwise."""
+    """Raise :class:`Unreadable` when ``record`` breaks its contract; return it otherwise.
+    A record with a narrow angle bin (:data:`NARROW_BIN_DEG`) gets DORI's stricter bin
+    margin written into its contract first, so ``perspecta validate`` checks it too."""
+    bm = record.get("bin_margin")
+    if bm is not None and bm["bin_width"] <= NARROW_BIN_DEG:
+        contract = readability.Contract.from_dict(record.get("contract"))
+        if contract.min_bin_margin_frac < NARROW_MARGIN_FRAC:
+            contract = dataclasses.replace(contract, min_bin_margin_frac=NARROW_MARGIN_FRAC)
+            record["contract"] = contract.to_dict()
     bad = readability.problems(record)
     if bad:
         raise Unreadable("; ".join(bad))
@@ -410,11 +421,23 @@ def zoom_to_area(ctx: TaskContext, camera: Camera, instance: np.ndarray, index: 
     return dataclasses.replace(camera, fov_y=round(math.degrees(2 * half), 6))
 
 
-def margin_frac(ctx: TaskContext) -> float:
-    """Share of a bin's width every drawn angle keeps from the bin's edges: the
-    readability floor (1/4) at standard and hard, more room at easy."""
-    return max(readability.DEFAULT_CONTRACT.min_bin_margin_frac,
-               float(knob(ctx, "bin_margin_frac")))
+# Bins at most this wide (the granular 40-45 degree bins, the "none" bins, the coarse
+# 45-degree classes of inter-object direction, the 30-degree "no rotation" classes) keep NARROW_MARGIN_FRAC of their width from
+# both edges: the last careful blind judge misread angles 13-22 degrees inside an edge
+# (1/4 of 45-90 degree bins), so a third is DORI's floor there. Wider bins (90-150 degree
+# classes) keep the generic 1/4, already >= 22 degrees.
+NARROW_BIN_DEG = 60.0
+NARROW_MARGIN_FRAC = 1.0 / 3.0
+
+
+def margin_frac(ctx: TaskContext, bin_width: float) -> float:
+    """Share of a bin's width every drawn angle keeps from the bin's edges: the knob
+    (easy gives more room) but never below the floor for the bin's width — a third for
+    narrow bins, the readability default (1/4) for wide ones, where the knob is capped
+    at the floor so wide classes keep their spread."""
+    if bin_width <= NARROW_BIN_DEG:
+        return max(NARROW_MARGIN_FRAC, float(knob(ctx, "bin_margin_frac")))
+    return readability.DEFAULT_CONTRACT.min_bin_margin_frac
 
 
 def n_distractors(ctx: TaskContext) -> int:
@@ -427,13 +450,30 @@ DISTRACTOR_CATEGORIES = ("person", "chair", "armchair", "sofa", "plant", "table"
                          "bicycle", "motorcycle", "stool", "cabinet", "bookcase", "barrel")
 
 
+def distractor_categories(ctx: TaskContext, asset: AssetInfo, n: int) -> tuple[str, ...]:
+    """Categories the studio distractors are drawn from: with probability
+    ``look_alike_share`` only the target's own (another chair behind the chair, turned
+    its own way), so the outline box, not the category, says which object is asked
+    about; otherwise everyday things. Look-alikes are used only when the library holds
+    another asset of the category at a similar size (the sampler's own filter), so the
+    number of distractors never depends on the target."""
+    if n <= 0:
+        return DISTRACTOR_CATEGORIES
+    if not ctx.rng.random() < float(knob(ctx, "look_alike_share")):
+        return DISTRACTOR_CATEGORIES
+    size = max(asset.size)
+    same = [a for a in ctx.library.all() if a.category == asset.category and a.asset_id != asset.asset_id
+            and 0.6 * size <= max(a.size) <= 1.6 * size]
+    return (asset.category,) if same else DISTRACTOR_CATEGORIES
+
+
 def studio_scene(ctx: TaskContext, asset: AssetInfo, suffix: str, **kwargs: Any) -> Scene:
     """One target in a studio (``sample_studio``), scene id ``<prefix>-<suffix>``, with
     the studio knobs (camera elevation, object fill, distractors) unless overridden."""
     from perspecta.world.samplers import sample_studio
 
-    args: dict[str, Any] = {**studio_knobs(ctx, skip=set(kwargs)), "distractor_categories": DISTRACTOR_CATEGORIES,
-                            **kwargs}
+    args: dict[str, Any] = {**studio_knobs(ctx, skip=set(kwargs)), **kwargs}
+    args.setdefault("distractor_categories", distractor_categories(ctx, asset, int(args.get("n_distractors", 0))))
     return sample_studio(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{suffix}", seed=ctx.seed,
                          asset_id=asset.asset_id, image_size=image_size(ctx), **args)
 
@@ -486,3 +526,30 @@ def draw_tag(rgb: np.ndarray, instance: np.ndarray, index: int, label: str,
         taken.append(box)
         return np.asarray(img).copy()
     raise Unreadable(f"no free spot beside object {index} for tag {label}")
+
+
+# outdoor HDRI skies (Debian blender-data) and textured grounds for realistic backdrops;
+# night, interior and studio maps are left out (too dark, or a room behind an open ground)
+OUTDOOR_HDRIS = ("city", "courtyard", "forest", "sunrise", "sunset")
+GROUND_MATERIALS = ("paving", "grass", "tiles")
+
+
+def realistic_backdrop(ctx: TaskContext, scene: Scene) -> dict[str, Any] | None:
+    """With probability ``backdrop_realism``, put an HDRI sky and a textured ground behind
+    a single-image scene (the paper's photographs have real backgrounds, which a model
+    must see past; a careful person is not slowed by them). The draws are made whatever
+    is installed, so a seed fixes the other draws; without the HDRI maps only the ground
+    changes. Returns the record for ``metadata["backdrop"]`` (None: plain studio)."""
+    from perspecta.render.environment import available_hdris
+
+    share = float(knob(ctx, "backdrop_realism"))
+    if scene.ground is None or not ctx.rng.random() < share:
+        return None
+    name = OUTDOOR_HDRIS[int(ctx.rng.integers(len(OUTDOOR_HDRIS)))]
+    material = GROUND_MATERIALS[int(ctx.rng.integers(len(GROUND_MATERIALS)))]
+    yaw = round(float(ctx.rng.uniform(0.0, 360.0)), 3)
+    pattern = round(float(ctx.rng.uniform(0.4, 0.9)), 3)
+    scene.ground = dataclasses.replace(scene.ground, material=material, pattern_size=pattern)
+    if name in available_hdris():
+        scene.environment, scene.environment_yaw = f"hdri:{name}", yaw
+    return {"environment": scene.environment, "ground_material": material}

@@ -4,8 +4,8 @@ Coarse: toward / away / leftward / rightward (quarter turns of ``egocentric_faci
 edges at 45 and 135 degrees). Granular: eight 45-degree bins, each with a side
 (0-45, 45-90, 90-135, 135-180 degrees, toward the image left or right); every coarse
 class holds exactly two granular bins, and each item's facing is drawn inside its bin
-at least ``bin_margin_frac`` (>= 1/4) of the bin's width from its edges, so no picture
-sits on a border. "Left/right" is the side of the IMAGE the front points to.
+at least ``bin_margin_frac`` of the bin's width from its edges (>= 1/3 for bins up to
+60 degrees wide, else >= 1/4), so no picture sits on a border. "Left/right" is the side of the IMAGE the front points to.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from perspecta.suites.dori.common import (
     object_factors,
     render_boxed,
     set_facing,
+    realistic_backdrop,
     shuffled,
     studio_scene,
     zoom_to_area,
@@ -111,7 +112,7 @@ def _bin(granularity: str, k: int) -> tuple[float, float, float]:
 
 def _facing_for(ctx: TaskContext, granularity: str, k: int) -> float:
     lo, hi, sign = _bin(granularity, k)
-    a = sign * inside(ctx, lo, hi, margin_frac(ctx) * (hi - lo) + 0.2)
+    a = sign * inside(ctx, lo, hi, margin_frac(ctx, hi - lo) * (hi - lo) + 0.2)
     return a if a <= 180.0 else a - 360.0
 
 
@@ -135,6 +136,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) -> Item:
     asset = pick_target(ctx, cbd=k is None)
     scene = studio_scene(ctx, asset, granularity)
+    backdrop = realistic_backdrop(ctx, scene)
     facing = None if k is None else _facing_for(ctx, granularity, k)
     set_facing(scene, float(ctx.rng.uniform(-180.0, 180.0)) if facing is None else facing)
     # framed by visible area: the frontless (CBD) targets are compact and filled their
@@ -177,6 +179,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
         "n_distractors": len(scene.objects) - 1,
         "camera": scene.camera("main").metadata(),
         "readability": record,
+        "backdrop": backdrop,
         "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],

@@ -5,7 +5,7 @@ clockwise amount seen from above it is ``c = wrap360(egocentric_facing)`` (a fro
 pointing to the image right needs 90 degrees clockwise). Coarse: the shorter way to
 turn (none within 15 degrees, "either way" within 15 degrees of 180). Granular: the
 nearest of 0, 45, ..., 315 degrees clockwise. Every drawn turn keeps at least
-``bin_margin_frac`` (>= 1/4) of its bin's width from the bin's edges.
+``bin_margin_frac`` (>= 1/3 for bins up to 60 degrees wide, else >= 1/4) of its bin's width from the bin's edges.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from perspecta.suites.dori.common import (
     render_boxed,
     set_facing,
     shuffled,
+    realistic_backdrop,
     studio_scene,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
@@ -113,13 +114,14 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) -> Item:
     asset = pick_target(ctx, cbd=k is None)
     scene = studio_scene(ctx, asset, granularity)
+    backdrop = realistic_backdrop(ctx, scene)
     if k is None:
         cw = float(ctx.rng.uniform(0.0, 360.0))
     elif granularity == "coarse":
         _, lo, hi = COARSE[list(COARSE)[k]]
-        cw = inside(ctx, lo, hi, margin_frac(ctx) * (hi - lo) + 0.2)
+        cw = inside(ctx, lo, hi, margin_frac(ctx, hi - lo) * (hi - lo) + 0.2)
     else:
-        cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx) * 45.0 + 0.2)
+        cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx, 45.0) * 45.0 + 0.2)
     set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
     marked, box, facts = render_boxed(ctx, scene)
     record: dict[str, Any] = {"objects": {"A": facts}}
@@ -155,6 +157,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
         "n_distractors": len(scene.objects) - 1,
         "camera": scene.camera("main").metadata(),
         "readability": record,
+        "backdrop": backdrop,
         "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity=granularity, scene=scene, images=[image],

@@ -3,8 +3,8 @@
 One unit = one studio scene with one object marked "A" by a bounding box, giving a
 coarse item (toward / sideways / away) and a granular item (DORI's angle bins
 0-15, 65-95, 135-180 degrees). The angle is sampled *inside* a bin, at least
-``bin_margin_frac`` (>= 1/4) of the bin's signed width from its edges (toward: -15..15,
-sideways: 65..95, away: 135..225), so no answer sits near an edge; objects without a
+``bin_margin_frac`` of the bin's signed width from its edges (>= 1/3 for bins up to 60
+degrees wide, else >= 1/4; toward: -15..15, sideways: 65..95, away: 135..225), so no answer sits near an edge; objects without a
 front (real frontless assets, or a few primitives) answer "Cannot be determined".
 The answer class is stratified over units, so all four answers are equally common.
 """
@@ -25,6 +25,7 @@ from perspecta.suites.dori.common import (
     render_boxed,
     resample,
     shuffled,
+    realistic_backdrop,
     signed_bin_margin,
     studio_scene,
 )
@@ -81,7 +82,8 @@ def _yaw_for_angle(scene: Scene, angle: float, sign: float) -> float:
 
 def _angle_for(ctx: TaskContext, k: int) -> float:
     lo, hi = SIGNED[BINS[k][0]]
-    a = abs(float(ctx.rng.uniform(lo + margin_frac(ctx) * (hi - lo) + 0.2, hi - margin_frac(ctx) * (hi - lo) - 0.2)))
+    m = margin_frac(ctx, hi - lo) * (hi - lo)
+    a = abs(float(ctx.rng.uniform(lo + m + 0.2, hi - m - 0.2)))
     return 360.0 - a if a > 180.0 else a
 
 
@@ -94,6 +96,7 @@ def generate(ctx: TaskContext) -> list[Item]:
 def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
     asset = pick_target(ctx, cbd=k is None)
     scene = studio_scene(ctx, asset, "view")
+    backdrop = realistic_backdrop(ctx, scene)
     scene.scene_id = ctx.scene_prefix
     angle = float(ctx.rng.uniform(0.0, 180.0)) if k is None else _angle_for(ctx, k)
     sign = 1.0 if ctx.rng.random() < 0.5 else -1.0
@@ -126,6 +129,7 @@ def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
         "n_distractors": len(scene.objects) - 1,
         "camera": camera.metadata(),
         "readability": record,
+        "backdrop": backdrop,
         "attempts": attempt + 1,
     }
     context = (

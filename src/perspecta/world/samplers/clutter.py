@@ -190,6 +190,7 @@ def sample_clutter(
     gap: float | None = None,
     recolor_prob: float = 0.0,
     max_attempts: int = 60,
+    elevation: tuple[float, float] | None = None,
 ) -> Scene:
     """2-8 objects on a table top (``tabletop``) or the ground (``street``), all inside the frame of camera "main" and each with at
     least ``min_visible`` of its projected bbox uncovered by nearer objects and a projected
@@ -199,14 +200,16 @@ def sample_clutter(
     in the library); ``object_categories`` fixes the category of every object (and so
     their number); ``yaws`` fixes per-object yaws (None entries are drawn). ``area``
     (x extent, y extent in metres, centred on the origin) bounds the footprints; by
-    default it grows with the objects' total footprint. Raises :class:`SamplingError`
+    default it grows with the objects' total footprint. ``elevation`` (degrees) overrides
+    the style's camera elevation range, e.g. to look down on a street so headings on the
+    ground are less foreshortened. Raises :class:`SamplingError`
     after ``max_attempts`` failed layouts.
     """
     if style not in _STYLE:
         raise ValueError(f"style must be 'tabletop' or 'street', got {style!r}")
     if not 0.0 <= min_visible <= 1.0:
         raise ValueError(f"min_visible must be in [0, 1], got {min_visible}")
-    cfg = _STYLE[style]
+    cfg = _STYLE[style] if elevation is None else {**_STYLE[style], "elevation": tuple(elevation)}
     width, height = (image_size, image_size) if isinstance(image_size, int) else image_size
     gap_ = float(cfg["gap"] if gap is None else gap)
 
