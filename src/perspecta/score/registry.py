@@ -2,7 +2,7 @@
 
 A metric function takes the scored records of one suite (one model, all repeats) and
 returns a JSON-serialisable mapping, e.g. ``{"soft_accuracy": {"view_parallelism/coarse": 0.61}}``.
-A per-record scorer (``record_scorer``) adds entries to ``ScoredRecord.scores`` while
+A per-record scorer (a suite spec's ``record_scorers``) adds entries to ``ScoredRecord.scores`` while
 records are scored (e.g. DORI's soft credit, PCSR's relaxed match).
 """
 
@@ -17,7 +17,6 @@ MetricFn = Callable[[list[ScoredRecord]], dict[str, Any]]
 RecordScorer = Callable[[ScoredRecord], dict[str, float]]
 
 _METRICS: dict[str, dict[str, MetricFn]] = {}
-_RECORD_SCORERS: dict[str, list[RecordScorer]] = {}
 
 
 def suite_metric(suite: str, name: str) -> Callable[[MetricFn], MetricFn]:
@@ -25,14 +24,6 @@ def suite_metric(suite: str, name: str) -> Callable[[MetricFn], MetricFn]:
 
     def register(fn: MetricFn) -> MetricFn:
         _METRICS.setdefault(suite, {})[name] = fn
-        return fn
-
-    return register
-
-
-def record_scorer(suite: str) -> Callable[[RecordScorer], RecordScorer]:
-    def register(fn: RecordScorer) -> RecordScorer:
-        _RECORD_SCORERS.setdefault(suite, []).append(fn)
         return fn
 
     return register
@@ -46,7 +37,8 @@ def metrics_for(suite: str) -> dict[str, MetricFn]:
 
 
 def record_scorers_for(suite: str) -> list[RecordScorer]:
-    from perspecta.suites.registry import load_builtin_suites
+    """The per-record scorers the suite's :class:`~perspecta.suites.spec.Suite` lists."""
+    from perspecta.suites.registry import suite_spec
 
-    load_builtin_suites()
-    return list(_RECORD_SCORERS.get(suite, []))
+    spec = suite_spec(suite)
+    return list(spec.record_scorers) if spec is not None else []

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import record_scorer, suite_metric
+from perspecta.score.registry import suite_metric
 
 SUITE = "dori"
 PATTERNS = ("perpendicular_confusion", "directional_reversal", "angle_compression", "frontal_bias",
@@ -92,7 +92,6 @@ def soft_credit(task: str, granularity: str | None, gold: Any, pred: Any, metada
     return 0.0
 
 
-@record_scorer(SUITE)
 def soft_score(rec: ScoredRecord) -> dict[str, float]:
     """``scores["soft"]`` for one record (absent for failed requests, like ``correct``)."""
     if rec.status == "failed":

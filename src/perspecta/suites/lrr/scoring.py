@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from perspecta.score.extract import yes_no
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import record_scorer, suite_metric
+from perspecta.score.registry import suite_metric
 
 ParseMode = Literal["strict", "paper"]
 
@@ -63,7 +63,6 @@ def task_key(record: ScoredRecord) -> str:
     return record.task if record.variant in ("", "base") else f"{record.task}/{record.variant}"
 
 
-@record_scorer("lrr")
 def paper_rule(record: ScoredRecord) -> dict[str, float]:
     """Per record: 1.0/0.0 for whether the paper's "no 'No' means yes" rule is right."""
     if record.status == "failed" or record.response is None:

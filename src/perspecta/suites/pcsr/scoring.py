@@ -10,7 +10,7 @@ Relaxed, in order: strict; intent canonicalisation ("on your left" -> left, "thr
 3, "option B" -> B); domain synonyms and the item's aliases; instance-to-class
 relaxation ("office chair", "chair 2" -> chair, unless the longer phrase is itself
 another category); bounded substring match (the gold phrase occurs in a short answer
-that names no other candidate). ``record_scorer("pcsr")`` adds both to every record.
+that names no other candidate). the suite spec lists it as a record scorer, which adds both to every record.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import record_scorer, suite_metric
+from perspecta.score.registry import suite_metric
 from perspecta.suites.pcsr.common import SYNONYMS
 
 FALLBACK_CHARS = 200
@@ -187,7 +187,6 @@ def score_response(response: str | None, gold: str, metadata: dict[str, Any], an
     return {"strict": float(strict), "relaxed": float(relaxed)}
 
 
-@record_scorer("pcsr")
 def pcsr_record_scores(record: ScoredRecord) -> dict[str, float]:
     """Strict and relaxed correctness of one scored record (0 when the model gave nothing)."""
     if record.status == "failed" or record.response is None:
