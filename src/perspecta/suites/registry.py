@@ -91,6 +91,19 @@ def suite_specs() -> dict[str, Suite]:
     return _SPECS
 
 
+def register_suite(spec: Suite) -> None:
+    """Add a suite declared in a script or a test (installed packages use the entry point)."""
+    specs = suite_specs()
+    if spec.name in specs and specs[spec.name] is not spec:
+        raise ValueError(f"suite {spec.name!r} is already registered")
+    specs[spec.name] = spec
+
+
+def unregister_suite(name: str) -> None:
+    """Remove a suite added with :func:`register_suite` (tests clean up with it)."""
+    suite_specs().pop(name, None)
+
+
 def suite_spec(suite: str) -> Suite | None:
     """The spec of ``suite``, or None for tasks registered without one (e.g. from a script)."""
     return suite_specs().get(suite)
@@ -99,6 +112,15 @@ def suite_spec(suite: str) -> Suite | None:
 def load_builtin_suites() -> None:
     """Load every installed suite (kept under its old name: callers only mean "load suites")."""
     suite_specs()
+
+
+def bench_task() -> tuple[str, str]:
+    """(suite, task) that `perspecta bench` times generation on: the first suite, by name,
+    whose spec names a ``bench_task``."""
+    for name, spec in sorted(suite_specs().items()):
+        if spec.bench_task:
+            return name, spec.bench_task
+    raise LookupError("no installed suite names a bench_task")
 
 
 def suite_setting(suite: str, name: str, default: object = None) -> object:

@@ -77,10 +77,14 @@ class Suite:
     audit_metadata_keys: Sequence[str] | None = None
     eval_image_max_side: int | None = None  # None = native resolution
     difficulty_presets: Any = None  # what each preset sets (free-form, for `perspecta suites`)
-    report_section: ReportSection | None = None
-    # a record shape `perspecta bench` uses for synthetic scoring loads (answer_type,
-    # n_options, task, ...); None = not part of the synthetic mix
-    bench_record: Mapping[str, Any] | None = None
+    # "module:function" of the suite's report section, imported only when a report is built
+    # (sections draw with matplotlib, which generation should never pay for)
+    report_section: str | None = None
+    # record shapes `perspecta bench` writes for synthetic scoring/report loads: task,
+    # answer_type, n_options, optional granularity and metadata, ``score_keys`` (per-record
+    # scores set to 1/0 with correctness) and ``variant_groups`` (items come in groups of
+    # that many variants); empty = not part of the synthetic mix
+    bench_records: Sequence[Mapping[str, Any]] = ()
     bench_task: str | None = None  # the task `perspecta bench` times generation on
     # anything else generic code asks for by name (TRAINING_PRESETS, GRPO_REWARDS, ...)
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -88,6 +92,13 @@ class Suite:
     def load(self) -> None:
         """Import the package (registers its tasks); idempotent."""
         importlib.import_module(self.package)
+
+    def section(self) -> ReportSection | None:
+        """The report section function, imported on first use."""
+        if self.report_section is None:
+            return None
+        module, _, attr = self.report_section.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
     def setting(self, name: str, default: object = None) -> object:
         """A named setting: a typed field under its old module-attribute name, then ``settings``."""

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 from perspecta.score.extract import yes_no
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import suite_metric
 
 ParseMode = Literal["strict", "paper"]
 
@@ -82,7 +81,6 @@ def _summary(per_task: dict[str, list[float]]) -> dict[str, Any]:
     }
 
 
-@suite_metric("lrr", "score")
 def lrr_score(records: list[ScoredRecord]) -> dict[str, Any]:
     """Per-task accuracy (percent) and LRR score, and their total, per prompt mode.
 

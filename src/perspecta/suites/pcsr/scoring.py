@@ -21,7 +21,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import suite_metric
 from perspecta.suites.pcsr.common import SYNONYMS
 
 FALLBACK_CHARS = 200
@@ -194,7 +193,6 @@ def pcsr_record_scores(record: ScoredRecord) -> dict[str, float]:
     return score_response(record.response, record.answer, record.metadata, record.answer_type)
 
 
-@suite_metric("pcsr", "strict_relaxed")
 def strict_relaxed_accuracy(records: list[ScoredRecord]) -> dict[str, Any]:
     """Strict and relaxed accuracy per task and format (open / yesno / mcq) and overall."""
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])

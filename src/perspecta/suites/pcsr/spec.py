@@ -2,6 +2,7 @@
 
 from perspecta.suites import pcsr as _pkg
 from perspecta.suites.pcsr import scoring
+from perspecta.suites.pcsr.accumulate import PcsrMetrics
 from perspecta.suites.spec import PromptSettings, Suite
 
 SUITE = Suite(
@@ -10,10 +11,12 @@ SUITE = Suite(
     description="perspective-conditioned spatial reasoning on 360° room panoramas",
     prompt=PromptSettings(max_tokens=256),
     record_scorers=(scoring.pcsr_record_scores,),
+    metrics=PcsrMetrics,
+    report_section="perspecta.suites.pcsr.report:build",
     audit_features=_pkg.audit_features,
     eval_image_max_side=_pkg.EVAL_IMAGE_MAX_SIDE,
     difficulty_presets=_pkg.DIFFICULTY_PRESETS,
-    bench_record={"task": "counting", "answer_type": "open", "n_options": 0},
+    bench_records=({"task": "counting", "answer_type": "open", "n_options": 0, "score_keys": ("strict", "relaxed")},),
     settings={"TRAINING_PRESETS": _pkg.TRAINING_PRESETS, "GRPO_REWARDS": _pkg.GRPO_REWARDS,
               "GRPO_PROMPT_MODE": _pkg.GRPO_PROMPT_MODE},
 )
