@@ -110,6 +110,15 @@ class Aggregator:
         # item_id -> [suite, task, correct runs, wrong runs, failed runs] (model runs only; for the gallery)
         self.items: dict[str, list[Any]] = {}
         self.n_records = 0
+        self._hooks: dict[str, tuple[Any, Any]] = {}  # suite -> (accuracy_facets, metrics factory)
+
+    def _suite_hooks(self, suite: str) -> tuple[Any, Any]:
+        """The suite's spec hooks, looked up once per suite (the lookup is per record otherwise)."""
+        hooks = self._hooks.get(suite)
+        if hooks is None:
+            spec = suite_spec(suite)
+            hooks = self._hooks[suite] = (None, None) if spec is None else (spec.accuracy_facets, spec.metrics)
+        return hooks
 
     def run(self, model: str, mode: str, dataset: str = "") -> RunState:
         key = (model, mode, dataset)
@@ -129,8 +138,8 @@ class Aggregator:
         n_opt = int(r.get("n_options") or 0)
         answer_type = r.get("answer_type", "mcq")
         md = r.get("metadata") or {}
-        spec = suite_spec(suite)
-        facets = spec.accuracy_facets(r) if spec is not None and spec.accuracy_facets is not None else ()
+        facets_of, metrics = self._suite_hooks(suite)
+        facets = facets_of(r) if facets_of is not None else ()
         # one counter per distinct record class; accuracy cells are rolled up from them at the end
         cls = (suite, task, subtype, facets, repeat, status, correct, n_opt, answer_type)
         st.classes[cls] = st.classes.get(cls, 0) + 1
@@ -146,10 +155,10 @@ class Aggregator:
             if it is None:
                 it = self.items[r["item_id"]] = [suite, task, 0, 0, 0]
             it[2 if answered and correct else 3 if answered else 4] += 1
-        if spec is not None and spec.metrics is not None:
+        if metrics is not None:
             acc = st.suites.get(suite)
             if acc is None:
-                acc = st.suites[suite] = spec.metrics()
+                acc = st.suites[suite] = metrics()
             try:
                 acc.add(r)
             except ValueError as e:  # records a suite's metric cannot take (e.g. a group's variant twice)
