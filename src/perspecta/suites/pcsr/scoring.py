@@ -90,7 +90,7 @@ def strict_match(prediction: str | None, gold: str) -> bool:
     return prediction is not None and normalise(prediction) == normalise(gold) != ""
 
 
-def _synonyms(phrase: str) -> set[str]:
+def synonyms(phrase: str) -> set[str]:
     """The phrase and every domain synonym of it (either direction), canonicalised."""
     c = canonical(phrase)
     out = {c}
@@ -109,7 +109,7 @@ def _vocabulary(candidates: Iterable[str]) -> set[str]:
     return {v for v in vocab if v}
 
 
-def _contains(haystack: str, phrase: str) -> bool:
+def contains(haystack: str, phrase: str) -> bool:
     return bool(phrase) and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", haystack) is not None
 
 
@@ -121,11 +121,11 @@ def _mcq_label(prediction: str, options: dict[str, str]) -> str | None:
     m = _LABEL.match(n)
     if m and m.group(1).upper() in options:
         return m.group(1).upper()
-    hits = {lab for lab, text in options.items() if _synonyms(text) & {c}}
+    hits = {lab for lab, text in options.items() if synonyms(text) & {c}}
     if len(hits) == 1:
         return hits.pop()
     if len(normalise(prediction).split()) <= MAX_SUBSTRING_WORDS:
-        hits = {lab for lab, text in options.items() if any(_contains(c, s) for s in _synonyms(text))}
+        hits = {lab for lab, text in options.items() if any(contains(c, s) for s in synonyms(text))}
         if len(hits) == 1:
             return hits.pop()
     return None
@@ -150,7 +150,7 @@ def relaxed_match(
     pred = canonical(prediction)
     golds: set[str] = set()
     for g in (gold, *aliases):
-        golds |= _synonyms(g)
+        golds |= synonyms(g)
     if pred in golds:  # intent canonicalisation, synonyms and aliases
         return True
     vocab = _vocabulary(candidates)
@@ -163,10 +163,10 @@ def relaxed_match(
         if stripped.endswith(" " + g) and stripped not in vocab:
             return True
     # bounded substring: a short answer that names the gold and no other candidate
-    if len(normalise(prediction).split()) > MAX_SUBSTRING_WORDS or not any(_contains(pred, g) for g in golds):
+    if len(normalise(prediction).split()) > MAX_SUBSTRING_WORDS or not any(contains(pred, g) for g in golds):
         return False
-    rivals = {v for v in vocab if v not in golds and not any(_contains(g, v) for g in golds)}
-    return not any(_contains(pred, r) for r in rivals)
+    rivals = {v for v in vocab if v not in golds and not any(contains(g, v) for g in golds)}
+    return not any(contains(pred, r) for r in rivals)
 
 
 def score_response(response: str | None, gold: str, metadata: dict[str, Any], answer_type: str) -> dict[str, float]:
