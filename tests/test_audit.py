@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,18 +18,26 @@ from perspecta.audit.readability import summarise
 from perspecta.audit.stats import share_interval
 from perspecta.audit.synthetic import SUITE, hidden_key_features, planted_dataset
 from perspecta.dataset.item import Item
+from perspecta.suites import registry
+from perspecta.suites.spec import Suite
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "perspecta.cli", *args], capture_output=True, text=True, timeout=300)
 
 
+def _declare(features) -> Iterator[None]:
+    """Declare ``audit_features`` for the synthetic suite in a spec, as a suite package would."""
+    registry.register_suite(Suite(name=SUITE, package="perspecta.audit.synthetic", audit_features=features))
+    try:
+        yield
+    finally:
+        registry.unregister_suite(SUITE)
+
+
 @pytest.fixture
-def toy_suite_hook(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Declare ``audit_features`` for the synthetic suite, as a suite package would."""
-    module = types.ModuleType(f"perspecta.suites.{SUITE}")
-    module.audit_features = hidden_key_features  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
+def toy_suite_hook() -> Iterator[None]:
+    yield from _declare(hidden_key_features)
 
 
 @pytest.mark.parametrize("kind,family", [
@@ -119,12 +127,10 @@ def test_missing_and_malformed_datasets_get_one_line_errors(tmp_path: Path) -> N
     assert r.returncode == 2 and "items.jsonl:2" in r.stdout and len(r.stdout.strip().splitlines()) == 1
 
 
-def test_a_broken_suite_hook_names_the_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = types.ModuleType(f"perspecta.suites.{SUITE}")
-    module.audit_features = lambda item: {"x": [1, 2]}  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
-    with pytest.raises(AuditInputError, match=r"audit_features\['x'\] for toy/"):
-        audit_dataset(planted_dataset(tmp_path / "d", "clean", n_units=4))
+def test_a_broken_suite_hook_names_the_item(tmp_path: Path) -> None:
+    for _ in _declare(lambda item: {"x": [1, 2]}):
+        with pytest.raises(AuditInputError, match=r"audit_features\['x'\] for toy/"):
+            audit_dataset(planted_dataset(tmp_path / "d", "clean", n_units=4))
 
 
 def test_readability_is_summarised_per_task() -> None:
@@ -154,7 +160,8 @@ def test_a_suite_can_choose_the_metadata_fields_the_generic_features_read(
         return cell.predictors["features"].value  # type: ignore[union-attr]
 
     default = features_score()
-    module = types.ModuleType(f"perspecta.suites.{SUITE}")
-    module.AUDIT_METADATA_KEYS = ()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, f"perspecta.suites.{SUITE}", module)
-    assert features_score() < default - 0.15
+    registry.register_suite(Suite(name=SUITE, package="perspecta.audit.synthetic", audit_metadata_keys=()))
+    try:
+        assert features_score() < default - 0.15
+    finally:
+        registry.unregister_suite(SUITE)

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import metrics_for, record_scorers_for
+from perspecta.score.registry import record_scorers_for
+from perspecta.suites.registry import suite_spec
 from perspecta.suites.dori import scoring
 from perspecta.suites.dori.scoring import (
     accuracy_by_n_options,
@@ -80,7 +81,7 @@ def test_soft_is_hard_for_coarse_and_absent_for_failed() -> None:
 def test_registered_with_the_harness() -> None:
     assert scoring.soft_score in record_scorers_for("dori")
     assert {"soft_accuracy", "error_patterns", "compound_decomposition", "accuracy_by_n_options"} <= set(
-        metrics_for("dori"))
+        suite_spec("dori").metrics().result())
 
 
 def test_soft_accuracy_metric_by_hand() -> None:

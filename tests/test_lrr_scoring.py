@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import metrics_for, record_scorers_for
+from perspecta.score.registry import record_scorers_for
+from perspecta.suites.lrr.accumulate import LrrMetrics
+from perspecta.suites.registry import suite_spec
 from perspecta.suites.lrr.scoring import (
     lrr_score,
     parse_yes_no,
@@ -103,6 +105,17 @@ def test_suite_metric_per_task_and_total() -> None:
     # obj_hd: 'Yes' right, 'No' wrong -> 50; dep: no response -> wrong, 'Yes' right -> 50
     assert d["paper_rule"]["accuracy"] == {"dep": 50.0, "obj_hd/clear": 50.0, "pos": 75.0}
     assert out["reason"]["score"] == {"ca_r": 100.0}
+    # the streaming accumulator (what `score` and `report` show) gives the same figures per
+    # prompt mode, also when the records arrive in two merged shards
+    for mode in ("direct", "reason"):
+        mine = [r for r in records if r.prompt_mode == mode]
+        a, b = LrrMetrics(), LrrMetrics()
+        for i, r in enumerate(mine):
+            d = r.to_dict()
+            d["scores"] = {}  # recomputed from the response, as for records of other tools
+            (a if i % 2 else b).add(d)
+        a.merge(b)
+        assert a.result()["score"] == {mode: out[mode]}
 
 
 def test_paper_rule_differs_from_strict_on_unparseable_output() -> None:
@@ -114,7 +127,7 @@ def test_paper_rule_differs_from_strict_on_unparseable_output() -> None:
 
 
 def test_registered_with_the_score_registry() -> None:
-    assert "score" in metrics_for("lrr")
+    assert suite_spec("lrr").metrics is LrrMetrics
     scorers = record_scorers_for("lrr")
     assert any(s(_rec("pos", True, response="yes")) == {"paper_rule_correct": 1.0} for s in scorers)
 

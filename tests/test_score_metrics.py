@@ -16,7 +16,8 @@ from perspecta.score.metrics import (
     summarize,
 )
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import suite_metric
+from perspecta.suites import registry
+from perspecta.suites.spec import Suite
 
 
 def rec(i: int, status: str, correct: bool | None, *, repeat: int = 0, suite: str = "zz_test",
@@ -60,22 +61,54 @@ def test_repeats_mean_and_sem() -> None:
     assert r["n"] == 2 and r["mean"] == 0.5 and abs(r["sem"] - 0.25) < 1e-12
 
 
-def test_summarize_groups_and_calls_registered_suite_metrics() -> None:
-    @suite_metric("zz_test", "count_ok")
-    def count_ok(records: list[ScoredRecord]) -> dict:
-        return {"ok": sum(r.status == "ok" for r in records)}
+class _CountOk:
+    """A minimal accumulator: records with an extracted answer."""
 
-    @suite_metric("zz_test", "broken")
-    def broken(records: list[ScoredRecord]) -> dict:
+    def __init__(self) -> None:
+        self.ok = 0
+
+    def add(self, r: dict) -> None:
+        self.ok += r["status"] == "ok"
+
+    def merge(self, other: "_CountOk") -> None:
+        self.ok += other.ok
+
+    def result(self) -> dict:
+        return {"count_ok": {"ok": self.ok}}
+
+
+class _Broken(_CountOk):
+    def result(self) -> dict:
         raise RuntimeError("bug in a suite metric")
 
+
+def test_summarize_groups_and_calls_registered_suite_metrics() -> None:
+    registry.register_suite(Suite(name="zz_test", package="perspecta.suites.spec", metrics=_CountOk))
+    try:
+        _check_summary()
+    finally:
+        registry.unregister_suite("zz_test")
+    registry.register_suite(Suite(name="zz_test", package="perspecta.suites.spec", metrics=_Broken))
+    try:
+        run = summarize([rec(0, "ok", True)])["runs"][0]
+        assert "bug in a suite metric" in run["suite_metrics"]["zz_test"]["error"]
+        assert run["accuracy"] == 1.0  # a broken suite metric does not hide the core scores
+    finally:
+        registry.unregister_suite("zz_test")
+
+
+def _check_summary() -> None:
     records = [rec(0, "ok", True, subtype="a"), rec(1, "ok", False, subtype="b"), rec(2, "unparsed", False, subtype="b")]
     s = summarize(records)
     run = s["runs"][0]
     assert run["by_subtype"]["zz_test/t/a"]["accuracy"] == 1.0
     assert run["by_subtype"]["zz_test/t/b"]["accuracy"] == 0.0
     assert run["suite_metrics"]["zz_test"]["count_ok"] == {"ok": 2}
-    assert "bug in a suite metric" in run["suite_metrics"]["zz_test"]["broken"]["error"]
+    a, b = _CountOk(), _CountOk()  # merging two shards gives the count of both
+    for i, r in enumerate(records):
+        (a if i % 2 else b).add(r.to_dict())
+    a.merge(b)
+    assert a.result() == {"count_ok": {"ok": 2}}
 
 
 def test_read_records_last_wins_and_torn_tail_is_skipped(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import metrics_for
+from perspecta.suites.registry import suite_spec
 from perspecta.suites.spin.metrics import (
     PATTERNS,
     chance_kappa,
@@ -151,4 +151,4 @@ def test_kappa_by_subtype_and_gaps() -> None:
 
 
 def test_metrics_are_registered_for_the_suite() -> None:
-    assert {"kappa", "consistency", "patterns", "gaps"} <= set(metrics_for("spin"))
+    assert {"kappa", "consistency", "patterns", "gaps"} <= set(suite_spec("spin").metrics().result())

@@ -17,7 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from typing import Any
+
 from perspecta.dataset.generate import one_rasteriser_thread
+from perspecta.suites.registry import bench_task
 from perspecta.world.scene import Camera, Ground, Pose, Room, Scene, SceneObject
 
 
@@ -76,8 +79,8 @@ def _generate_timed(units: int, workers: int, renderer: str, executor: str = "lo
     """(seconds, items, bytes on disk) of one fresh generation."""
     from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
-    config = GenerationConfig(suites=["dori"], n=units, seed=123, renderer=renderer,
-                              tasks=["dori/view_parallelism"])
+    suite, task = bench_task()
+    config = GenerationConfig(suites=[suite], n=units, seed=123, renderer=renderer, tasks=[f"{suite}/{task}"])
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         manifest = generate_dataset(Path(tmp) / "d", config, workers=workers, executor=executor)
@@ -292,53 +295,69 @@ def _harness_rows(sizes: BenchSizes, venv_root: Path | None, say) -> tuple[list[
     return rows, report
 
 
+def synthetic_shapes() -> list[tuple[str, dict[str, Any]]]:
+    """(suite, record shape) of every installed suite's ``bench_records``, in suite-name order."""
+    from perspecta.suites.registry import suite_specs
+
+    return [(name, dict(shape)) for name, spec in sorted(suite_specs().items()) for shape in spec.bench_records]
+
+
+def synthetic_record(suite: str, shape: dict[str, Any], i: int, model: str, ok: bool, group_of: int) -> dict[str, Any]:
+    """One scored-record line of ``shape`` (see ``Suite.bench_records``); items of a shape with
+    ``variant_groups`` = k come in groups of k variants (``group_of`` numbers the group)."""
+    kind, n_opt = shape["answer_type"], shape["n_options"]
+    labels = ["A", "B", "C", "D"][: max(2, n_opt)]
+    answer = "yes" if kind == "yesno" else labels[1]
+    pred = answer if ok else ("no" if kind == "yesno" else labels[2 % len(labels)])
+    k = int(shape.get("variant_groups") or 0)
+    return {"item_id": f"{suite}/{shape['task']}/{i}", "suite": suite, "task": shape["task"], "model": model,
+            "answer": answer, "status": "ok", "prediction": pred, "correct": ok, "response": f"Answer: {pred}",
+            "error": None, "subtype": f"{shape['task']}_{i % 3}", "granularity": shape.get("granularity"),
+            "variant": VARIANTS[i % k] if k else "base", "group": f"g{group_of}" if k else "", "split": "test",
+            "answer_type": kind, "n_options": n_opt, "prompt_mode": "direct", "repeat": 0,
+            "metadata": shape.get("metadata", {}), "latency_s": 0.5,
+            "scores": {key: float(ok) for key in shape.get("score_keys", ())}}
+
+
+VARIANTS = ("base", "symmetric", "syntactic", "symmetric+syntactic", "v4", "v5", "v6", "v7")
+
+
 def synthetic_records(path: Path, n_records: int, *, models: int = 20, seed: int = 0) -> None:
-    """``n_records`` scored records over ``models`` models and all four suites (SpinBench in
-    4-variant groups), shaped like the runner's output, seeded."""
-    import json
+    """``n_records`` scored records over ``models`` models and every installed suite's bench
+    shapes (variant groups where a shape has them), shaped like the runner's output, seeded."""
+    import orjson
 
     rng = np.random.default_rng(seed)
     correct = rng.random(n_records) < 0.6
-    shapes = [("dori", "view_parallelism", "mcq", 4), ("spin", "relation_transformation", "mcq", 2),
-              ("pcsr", "counting", "open", 0), ("lrr", "pos", "yesno", 0)]
-    variants = ("base", "symmetric", "syntactic", "symmetric+syntactic")
-    with open(path, "w", encoding="utf-8") as f:
+    shapes = synthetic_shapes()
+    with open(path, "wb") as f:
         for i in range(n_records):
-            suite, task, kind, n_opt = shapes[(i // 4) % 4]
-            answer = "yes" if kind == "yesno" else "B"
-            ok = bool(correct[i])
-            pred = answer if ok else ("no" if kind == "yesno" else "C")
-            f.write(json.dumps({
-                "item_id": f"{suite}/{task}/{i // models}", "suite": suite, "task": task,
-                "model": f"openai:model-{i % models}", "answer": answer, "status": "ok", "prediction": pred,
-                "correct": ok, "response": f"Answer: {pred}", "subtype": f"{task}_{i % 3}",
-                "variant": variants[(i // models) % 4] if suite == "spin" else "base",
-                "group": f"g{i // (4 * models)}" if suite == "spin" else "", "answer_type": kind,
-                "n_options": n_opt, "metadata": {}, "latency_s": 0.5,
-                "scores": {"dori": {"soft": float(ok)}, "pcsr": {"strict": float(ok), "relaxed": float(ok)}}.get(suite, {}),
-            }) + "\n")
+            suite, shape = shapes[(i // 4) % len(shapes)]
+            k = int(shape.get("variant_groups") or 0) or 1
+            rec = synthetic_record(suite, shape, i // models, f"openai:model-{i % models}", bool(correct[i]),
+                                   i // (k * models))
+            rec["variant"] = VARIANTS[(i // models) % k] if shape.get("variant_groups") else "base"
+            f.write(orjson.dumps(rec) + b"\n")
 
 
 def run_score_bench(n_records: int) -> dict[str, float]:
     """What ``perspecta score`` does, timed: read ``results.jsonl`` and summarise every run."""
-    from perspecta.score.metrics import read_records, summarize
+    from perspecta.score.metrics import summarize_file
 
     with tempfile.TemporaryDirectory(prefix="perspecta-score-bench-") as tmp:
         path = Path(tmp) / "results.jsonl"
         synthetic_records(path, n_records)
         start = time.perf_counter()
-        records = read_records(path)
-        read_s = time.perf_counter() - start
-        summary = summarize(records)
+        summary = summarize_file(path)  # one streamed pass: reading and summarising are one loop
         total = time.perf_counter() - start
-    return {"records": len(records), "runs": len(summary["runs"]), "read_s": read_s, "seconds": total,
-            "records_per_s": len(records) / total}
+    n = sum(run["n"] for run in summary["runs"])
+    return {"records": n, "runs": len(summary["runs"]), "seconds": total, "records_per_s": n / total}
 
 
 def _score_rows(n: int) -> list[Row]:
     r = run_score_bench(n)
     return [("score (read + summarize)", f"{r['records_per_s']:,.0f} records/s",
-             f"{r['records']:,} records, {r['runs']} models, {r['seconds']:.1f} s (reading {r['read_s']:.1f} s)")]
+             f"{r['records']:,} records, {r['runs']} models, {r['seconds']:.1f} s (streamed)")]
 
 
 def _report_rows(n: int) -> list[Row]:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from perspecta.bench import machine_description
+from perspecta.suites.registry import bench_task
 
 PEERS = ("lmms-eval", "inspect-ai")
 DEFAULT_CONCURRENCY = (1, 16, 64)
@@ -461,8 +462,9 @@ def ensure_dataset(n_items: int = 1000, seed: int = 0, units: int | None = None,
 
     units = units or max(1, -(-n_items // 10))
     root = root or Path(os.environ.get("PERSPECTA_CACHE", Path.home() / ".cache" / "perspecta")) / "bench-harness"
-    full = root / f"dori-n{units}-seed{seed}"
-    config = GenerationConfig(suites=["dori"], n=units, seed=seed)
+    suite, _task = bench_task()  # the suite whose one-image MCQ items the harness asks
+    full = root / f"{suite}-n{units}-seed{seed}"
+    config = GenerationConfig(suites=[suite], n=units, seed=seed)
     try:
         generate_dataset(full, config, resume=True)
     except ValueError as e:  # a cache made under another configuration: it is only a cache
@@ -471,7 +473,7 @@ def ensure_dataset(n_items: int = 1000, seed: int = 0, units: int | None = None,
         shutil.rmtree(full)
         shutil.rmtree(full.with_name(f"{full.name}-mcq1-{n_items}"), ignore_errors=True)
         generate_dataset(full, config)
-    return select_single_image_mcq(full, root / f"dori-n{units}-seed{seed}-mcq1-{n_items}", n_items)
+    return select_single_image_mcq(full, root / f"{suite}-n{units}-seed{seed}-mcq1-{n_items}", n_items)
 
 
 def select_single_image_mcq(src: Path, dst: Path, limit: int) -> Path:

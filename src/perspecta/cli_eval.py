@@ -122,15 +122,14 @@ def score_command(
     level: str = typer.Option("by_subtype", "--level", help="Table rows: by_suite, by_task or by_subtype."),
 ) -> None:
     """Score a results log: accuracy with 95% CI per suite/task/subtype and every suite metric."""
-    from perspecta.score.metrics import read_records, summarize, summary_table
+    from perspecta.score.metrics import summarize_file, summary_table
 
     if level not in ("by_suite", "by_task", "by_subtype"):
         raise _fail(f"--level must be by_suite, by_task or by_subtype, got {level!r}")
-    try:
-        records = read_records(results)
+    try:  # streamed: memory grows with groups, not records
+        summary = summarize_file(results)
     except (FileNotFoundError, ValueError) as e:
         raise _fail(str(e)) from None
-    summary = summarize(records)
     path = json_out or (results if results.is_dir() else results.parent) / "summary.json"
     try:
         path.write_text(json.dumps(summary, indent=2, default=str))

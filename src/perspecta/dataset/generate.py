@@ -503,3 +503,8 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
 
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
+
+
+# the names other executors (perspecta.scale.ray_generate) use to run units exactly as here
+UnitWorker = _Worker
+config_record = _config_record

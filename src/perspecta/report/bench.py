@@ -40,30 +40,13 @@ print(json.dumps({"seconds": time.perf_counter() - t, "cpu_s": u.ru_utime + u.ru
 """
 
 
-def _templates() -> list[dict[str, Any]]:
-    """One record shape per suite family of items (fields the report reads)."""
-    dori_vals = {"A": None, "B": [0.0, 15.0], "C": [65.0, 95.0], "D": [135.0, 180.0]}
-    return [
-        {"suite": "dori", "task": "view_parallelism", "granularity": "granular", "answer_type": "mcq", "n_options": 4,
-         "metadata": {"option_values": dori_vals, "answer_value": [0.0, 15.0], "camera_plane_angle": 10.0,
-                      "category": "chair", "source": "procedural"}},
-        {"suite": "dori", "task": "compound_rotation", "granularity": "granular", "answer_type": "mcq", "n_options": 4,
-         "metadata": {"option_values": {"A": [90, 0], "B": [0, 90], "C": [90, 90], "D": [180, 0]},
-                      "answer_value": [90, 0], "category": "car", "source": "sh3d"}},
-        {"suite": "spin", "task": "relation_transformation", "answer_type": "mcq", "n_options": 2,
-         "metadata": {"premise": True}},
-        {"suite": "spin", "task": "dynamic_rotation", "answer_type": "mcq", "n_options": 3,
-         "metadata": {"domain": "person", "frame_of_reference": "viewer"}},
-        {"suite": "pcsr", "task": "counting", "answer_type": "open", "n_options": 0, "metadata": {}},
-        {"suite": "lrr", "task": "pos", "answer_type": "yesno", "n_options": 0, "metadata": {}},
-    ]
-
-
 def write_synthetic_results(path: Path, n_records: int, seed: int = 0) -> None:
-    """``n_records`` scored-record lines, seeded; SpinBench items come in 4-variant groups."""
+    """``n_records`` scored-record lines, seeded, cycling through every installed suite's
+    ``bench_records`` shapes (variant groups where a shape has them)."""
+    from perspecta.bench import synthetic_record, synthetic_shapes
+
     rng = np.random.default_rng(seed)
-    templates = _templates()
-    variants = ("base", "symmetric", "syntactic", "symmetric+syntactic")
+    shapes = synthetic_shapes()
     per_model = max(1, n_records // len(MODELS))
     with open(path, "w", encoding="utf-8") as f:
         written = 0
@@ -72,21 +55,8 @@ def write_synthetic_results(path: Path, n_records: int, seed: int = 0) -> None:
             for i in range(per_model):
                 if written >= n_records:
                     break
-                t = templates[(i // 4) % len(templates)]
-                ok = bool(correct[i])
-                labels = ["A", "B", "C", "D"][: max(2, t["n_options"])]
-                answer = "yes" if t["answer_type"] == "yesno" else labels[1]
-                pred = answer if ok else ("no" if t["answer_type"] == "yesno" else labels[2 % len(labels)])
-                rec = {"item_id": f"{t['suite']}/{t['task']}/{i}", "suite": t["suite"], "task": t["task"],
-                       "model": model, "answer": answer, "status": "ok", "prediction": pred, "correct": ok,
-                       "response": f"Answer: {pred}", "error": None, "subtype": f"{t['task']}_{i % 3}",
-                       "granularity": t.get("granularity"), "variant": variants[i % 4] if t["suite"] == "spin" else "base",
-                       "group": f"g{i // 4}" if t["suite"] == "spin" else "", "split": "test",
-                       "answer_type": t["answer_type"], "n_options": t["n_options"], "prompt_mode": "direct",
-                       "repeat": 0, "metadata": t["metadata"], "latency_s": 0.5,
-                       "scores": {"dori": {"soft": float(ok)}, "pcsr": {"strict": float(ok), "relaxed": float(ok)},
-                                  "lrr": {"paper_rule_correct": float(ok)}}.get(t["suite"], {})}
-                f.write(json.dumps(rec) + "\n")
+                suite, shape = shapes[(i // 4) % len(shapes)]
+                f.write(json.dumps(synthetic_record(suite, shape, i, model, bool(correct[i]), i // 4)) + "\n")
                 written += 1
 
 

@@ -64,7 +64,7 @@ def _prepare(out: Path) -> None:
 def build_report(results: list[Path], out: Path, options: ReportOptions | None = None) -> ReportResult:
     """Write the report of ``results`` (results directories or results.jsonl files) into ``out``."""
     from perspecta.report.html import render_html, render_markdown
-    from perspecta.report.sections import SECTIONS
+    from perspecta.report.sections import sections as report_sections
     from perspecta.suites import registry
 
     started = time.perf_counter()
@@ -77,11 +77,11 @@ def build_report(results: list[Path], out: Path, options: ReportOptions | None =
         raise ReportInputError(f"no scored records in {', '.join(map(str, files))}")
     states = sorted(agg.runs.values(), key=lambda s: (s.model, s.prompt_mode, s.dataset))
     models = [s for s in states if not s.is_human]
-    ctx = Context(agg=agg, runs=[summarize_run(s, agg) for s in models], states=models,
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in models], states=models,
                   human=[s for s in states if s.is_human], options=options, out=Path(out), files=files,
                   dataset=dataset, run_info=run_infos(files))
     _prepare(ctx.out)
-    sections: list[Section] = [fn(ctx) for fn in SECTIONS]
+    sections: list[Section] = [fn(ctx) for fn in report_sections()]
     written = []
     for sec in sections:
         for b in sec.blocks:

@@ -120,7 +120,7 @@ class Context:
 
 
 def _flat_config(config: dict[str, Any]) -> dict[str, str]:
-    """``{"dori": {"prompt_style": "x"}}`` -> ``{"dori.prompt_style": "x"}``."""
+    """``{"mysuite": {"prompt_style": "x"}}`` -> ``{"mysuite.prompt_style": "x"}``."""
     return {f"{suite}.{k}": str(v) for suite, settings in config.items() if isinstance(settings, dict)
             for k, v in settings.items()}
 

@@ -50,11 +50,11 @@ from perspecta.run.cache import (
 from perspecta.run.dataset import EvalDataset, load_dataset
 from perspecta.run.prompts import PROMPT_MODES, build_prompt
 from perspecta.score.scoring import score_response
+from perspecta.suites.registry import suite_spec
+from perspecta.suites.spec import PromptSettings
 
 RESULTS = "results.jsonl"
 CACHE = "cache.jsonl"
-MAX_TOKENS = {"dori": 512, "spin": 256, "pcsr": 256, "lrr": 512}
-REASONING_MAX_TOKENS = 2048
 
 
 @dataclass
@@ -69,7 +69,7 @@ class EvalConfig:
     seed: int = 0
     temperature: float = 0.0
     top_p: float = 1.0
-    max_tokens: int | None = None  # None = per suite (MAX_TOKENS), more for cot/think
+    max_tokens: int | None = None  # None = the suite spec's PromptSettings for the mode
     inputs: InputSettings = field(default_factory=InputSettings)
     split: str | None = "test"
     suites: list[str] | None = None
@@ -98,9 +98,11 @@ class EvalConfig:
                 raise ValueError(f"unknown prompt mode {m!r}; choose from {', '.join(PROMPT_MODES)}")
 
     def gen_for(self, item: Item, mode: str, repeat: int) -> GenConfig:
-        tokens = self.max_tokens or MAX_TOKENS.get(item.suite, 512)
-        if self.max_tokens is None and mode != "direct":
-            tokens = max(tokens, REASONING_MAX_TOKENS)
+        if self.max_tokens:
+            tokens = self.max_tokens
+        else:  # the suite's budget for this answer mode (defaults for a suite without a spec)
+            spec = suite_spec(item.suite)
+            tokens = (spec.prompt if spec is not None else PromptSettings()).tokens_for(mode)
         sampled = self.repeats > 1 or self.temperature > 0
         return GenConfig(temperature=self.temperature, top_p=self.top_p, max_tokens=tokens,
                          seed=self.seed + repeat if sampled else None)

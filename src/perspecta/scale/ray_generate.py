@@ -1,6 +1,6 @@
 """``perspecta generate --executor ray``: shards of units as Ray tasks.
 
-Each task runs its units through the same ``_Worker`` as the local executor and
+Each task runs its units through the same ``UnitWorker`` as the local executor and
 commits each unit's part file to the shared store before starting the next, then
 returns how many units it finished. Why this is safe under failure:
 
@@ -26,7 +26,7 @@ from perspecta.scale import ray_cluster
 from perspecta.scale.store import Store, open_store
 
 if TYPE_CHECKING:
-    from perspecta.dataset.generate import GenerationConfig, Unit, _Worker
+    from perspecta.dataset.generate import GenerationConfig, Unit, UnitWorker
 
 #: Fault injection for tests only: a path; the first Ray shard that can create this file
 #: (exclusively) kills its own worker process right after committing its first unit.
@@ -34,7 +34,7 @@ KILL_ONCE_ENV = "PERSPECTA_TEST_KILL_RAY_WORKER_ONCE"
 MAX_RETRIES = 3
 MAX_SHARD_UNITS = 16
 
-_CACHED: tuple[str, Any] | None = None  # (store spec + config, _Worker) of this Ray worker process
+_CACHED: tuple[str, Any] | None = None  # (store spec + config, UnitWorker) of this Ray worker process
 
 
 def shard_units(units: list[Unit], slots: int) -> list[list[Unit]]:
@@ -46,17 +46,17 @@ def shard_units(units: list[Unit], slots: int) -> list[list[Unit]]:
     return [units[i:i + size] for i in range(0, len(units), size)]
 
 
-def _worker_for(store_spec: str, config: GenerationConfig) -> _Worker:
+def _worker_for(store_spec: str, config: GenerationConfig) -> UnitWorker:
     """One renderer and asset library per Ray worker process, reused by every task it runs."""
     global _CACHED
-    from perspecta.dataset.generate import _config_record, _Worker, one_rasteriser_thread
+    from perspecta.dataset.generate import UnitWorker, config_record, one_rasteriser_thread
 
-    key = store_spec + json.dumps(_config_record(config), sort_keys=True)
+    key = store_spec + json.dumps(config_record(config), sort_keys=True)
     if _CACHED is None or _CACHED[0] != key:
         if _CACHED is not None:
             _CACHED[1].close()
         one_rasteriser_thread()
-        _CACHED = (key, _Worker(open_store(store_spec), config))
+        _CACHED = (key, UnitWorker(open_store(store_spec), config))
     return _CACHED[1]
 
 

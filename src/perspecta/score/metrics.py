@@ -7,13 +7,14 @@ lower a score, never raise it. ``coverage`` = answered / asked sits beside it, a
 wherever it is shown. The 95% interval is a percentile bootstrap over all records
 (fixed seed, so reports are stable). With several repeats, ``repeats`` gives mean ±
 std/√n of per-repeat accuracies, the way the DORI paper reports seeds.
+
+Every figure comes from one streaming pass (:mod:`perspecta.report.aggregate`, the suites'
+metric accumulators); ``perspecta score`` and ``perspecta report`` share it.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,9 @@ from typing import Any
 import numpy as np
 
 from perspecta import fastjson
+from perspecta.report.aggregate import Aggregator
+from perspecta.report.summary import BOOTSTRAP, block, block_from_cells, summarize_run
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import metrics_for
-
-BOOTSTRAP = 1000
 
 
 def read_records(path: str | Path) -> list[ScoredRecord]:
@@ -77,58 +77,46 @@ def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tu
     return float(lo), float(hi)
 
 
-def accuracy_block(records: list[ScoredRecord]) -> dict[str, Any]:
-    answered = [r for r in records if r.status != "failed"]
-    correct = np.array([bool(r.correct) for r in records], dtype=float)  # failed and unparsed: 0
-    n_correct = int(correct.sum())
-    out: dict[str, Any] = {
-        "n": len(records),
-        "answered": len(answered),
-        "ok": sum(r.status == "ok" for r in records),
-        "unparsed": sum(r.status == "unparsed" for r in records),
-        "failed": len(records) - len(answered),
-        "correct": n_correct,
-        "coverage": len(answered) / len(records) if records else 0.0,
-        "accuracy": n_correct / len(records) if records else None,
-        "accuracy_answered": n_correct / len(answered) if answered else None,
-        "ci95": bootstrap_ci(correct),
-    }
-    chance = [1.0 / r.n_options for r in records if r.n_options] + [0.5 for r in records if r.answer_type == "yesno"]
-    if chance:
-        out["chance_level"] = float(np.mean(chance))
-    repeats = sorted({r.repeat for r in records})
-    if len(repeats) > 1:
-        accs = [np.mean([bool(r.correct) for r in records if r.repeat == k]) for k in repeats]
-        std = float(np.std(accs, ddof=1))
-        out["repeats"] = {"n": len(accs), "mean": float(np.mean(accs)), "std": std, "sem": std / math.sqrt(len(accs))}
-    return out
-
-
-def _group(records: Iterable[ScoredRecord], key) -> dict[str, list[ScoredRecord]]:
-    groups: dict[str, list[ScoredRecord]] = defaultdict(list)
+def fold(records: Iterable[ScoredRecord | dict[str, Any]]) -> Aggregator:
+    """Records (in memory) folded through the streaming aggregator — the one implementation
+    of every figure, shared with :func:`summarize_file` and ``perspecta report``."""
+    agg = Aggregator()
     for r in records:
-        groups[key(r)].append(r)
-    return dict(sorted(groups.items()))
+        agg.add(r.to_dict() if isinstance(r, ScoredRecord) else r)
+    return agg
+
+
+def accuracy_block(records: list[ScoredRecord]) -> dict[str, Any]:
+    """Accuracy over every record given (pooled over models and modes), coverage beside it."""
+    pooled = fold(r.to_dict() | {"model": "pool", "prompt_mode": "pool", "dataset": ""} for r in records)
+    if not pooled.runs:
+        return block_from_cells({})
+    (st,) = pooled.runs.values()
+    return block(st, "all", "all")
+
+
+def _summary(agg: Aggregator) -> dict[str, Any]:
+    states = sorted(agg.runs.values(), key=lambda s: (s.model, s.prompt_mode, s.dataset))
+    return {"runs": [summarize_run(st) for st in states]}
 
 
 def summarize(records: list[ScoredRecord]) -> dict[str, Any]:
     """``{"runs": [...]}``, one entry per run: (model, prompt mode, dataset fingerprint)."""
-    runs = []
-    for (model, mode, dataset), recs in _group(records, lambda r: (r.model, r.prompt_mode, r.dataset)).items():
-        run: dict[str, Any] = {"model": model, "prompt_mode": mode, "dataset": dataset, **accuracy_block(recs)}
-        run["by_suite"] = {k: accuracy_block(v) for k, v in _group(recs, lambda r: r.suite).items()}
-        run["by_task"] = {k: accuracy_block(v) for k, v in _group(recs, lambda r: f"{r.suite}/{r.task}").items()}
-        run["by_subtype"] = {k: accuracy_block(v)
-                             for k, v in _group(recs, lambda r: f"{r.suite}/{r.task}/{r.subtype}").items()}
-        run["suite_metrics"] = {}
-        for suite, srecs in _group(recs, lambda r: r.suite).items():
-            for name, fn in metrics_for(suite).items():
-                try:
-                    run["suite_metrics"].setdefault(suite, {})[name] = fn(srecs)
-                except Exception as e:  # a suite's metric bug must not hide the core scores
-                    run["suite_metrics"].setdefault(suite, {})[name] = {"error": f"{e.__class__.__name__}: {e}"}
-        runs.append(run)
-    return {"runs": runs}
+    return _summary(fold(records))
+
+
+def summarize_file(path: str | Path) -> dict[str, Any]:
+    """:func:`summarize` of a results log, streamed (memory grows with groups, not records);
+    the last record per (model, mode, dataset, repeat, item) wins, as in :func:`read_records`."""
+    from perspecta.report.aggregate import aggregate
+    from perspecta.suites import registry
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: results log not found")
+    return _summary(aggregate([path], set(registry.suites())))
 
 
 def _fmt_acc(block: dict[str, Any]) -> str:

@@ -13,8 +13,6 @@ from perspecta.report.sections.common import kappa_of, mean_sd, run_kappa
 from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, num, pct, pct_ci
 
-SUITES = ("dori", "spin", "pcsr", "lrr")
-
 
 def leaderboard(ctx: Context) -> Section:
     sec = Section("leaderboard", "Leaderboard",
@@ -26,13 +24,12 @@ def leaderboard(ctx: Context) -> Section:
     if not ctx.runs and not ctx.human:
         sec.omitted = "no scored records"
         return sec
-    suites = [s for s in SUITES if any(s in r["by_suite"] for r in ctx.runs)] + sorted(
-        {s for r in ctx.runs for s in r["by_suite"]} - set(SUITES))
+    suites = sorted({s for r in ctx.runs for s in r["by_suite"]})
     table = Table("leaderboard", "Leaderboard", ["model", "mode", "n", "accuracy % [95% CI]", "coverage %", "κ",
                                                  "consistency %", *[f"{s} %" for s in suites],
                                                  "answered-only acc. %"], sortable=True)
     for run, st in sorted(zip(ctx.runs, ctx.states), key=lambda p: -(p[0]["accuracy"] or 0.0)):
-        cons = run["suite_metrics"].get("spin", {}).get("consistency", {}).get("consistency")
+        cons = _consistency(run)
         table.rows.append([ctx.label(run), run["prompt_mode"], str(run["n"]), pct_ci(run["accuracy"], run["ci95"]),
                            pct(run["coverage"]), num(run_kappa(st)), pct(cons),
                            *[pct(run["by_suite"].get(s, {}).get("accuracy")) for s in suites],
@@ -51,6 +48,16 @@ def leaderboard(ctx: Context) -> Section:
     sec.blocks.append(table)
     sec.blocks.append(_runs_table(ctx))
     return sec
+
+
+def _consistency(run: dict) -> float | None:
+    """A run's variant-group consistency: the one suite metric named ``consistency`` that
+    carries a value (SpinBench's; None when no suite of the run reports one)."""
+    for metrics in run["suite_metrics"].values():
+        value = (metrics.get("consistency") or {}).get("consistency") if isinstance(metrics, dict) else None
+        if value is not None:
+            return value
+    return None
 
 
 def _runs_table(ctx: Context) -> Table:
@@ -76,7 +83,7 @@ def heatmaps(ctx: Context) -> Section:
         sec.omitted = "no model runs"
         return sec
     labels = [ctx.label(r) for r in ctx.runs]
-    for suite in [s for s in SUITES if any(s in r["by_suite"] for r in ctx.runs)]:
+    for suite in sorted({s for r in ctx.runs for s in r["by_suite"]}):
         subs = sorted({k for r in ctx.runs for k in r["by_subtype"] if k.startswith(suite + "/")})
         acc = np.full((len(subs), len(ctx.runs)), math.nan)
         kap = np.full_like(acc, math.nan)

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import record_scorer, suite_metric
 
 SUITE = "dori"
 PATTERNS = ("perpendicular_confusion", "directional_reversal", "angle_compression", "frontal_bias",
@@ -92,7 +91,6 @@ def soft_credit(task: str, granularity: str | None, gold: Any, pred: Any, metada
     return 0.0
 
 
-@record_scorer(SUITE)
 def soft_score(rec: ScoredRecord) -> dict[str, float]:
     """``scores["soft"]`` for one record (absent for failed requests, like ``correct``)."""
     if rec.status == "failed":
@@ -113,7 +111,6 @@ def _key(r: ScoredRecord) -> str:
     return r.subtype or f"{r.task}_{r.granularity}"
 
 
-@suite_metric(SUITE, "soft_accuracy")
 def soft_accuracy(records: list[ScoredRecord]) -> dict[str, Any]:
     """Hard and soft accuracy per question type (subtype), over answered and unparsed records."""
     groups: dict[str, list[ScoredRecord]] = defaultdict(list)
@@ -192,11 +189,11 @@ def patterns_of(task: str, granularity: str | None, gold: Any, pred: Any) -> lis
     return found
 
 
-def _text_of(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """An option value as the error tables show it (None is "Cannot be determined")."""
     return "Cannot be determined" if value is None else str(value)
 
 
-@suite_metric(SUITE, "error_patterns")
 def error_patterns(records: list[ScoredRecord]) -> dict[str, Any]:
     """Confusion pairs (gold -> predicted value) per question type with their share of that
     type's errors, flagged ``frequent`` above 5%, and the share of errors per pattern type."""
@@ -213,7 +210,7 @@ def error_patterns(records: list[ScoredRecord]) -> dict[str, Any]:
         pair_patterns: dict[tuple[str, str], list[str]] = {}
         pattern_count: Counter[str] = Counter()
         for gold, pred, r in errs:
-            key = (_text_of(gold), _text_of(pred))
+            key = (text_of(gold), text_of(pred))
             pairs[key] += 1
             pair_patterns[key] = patterns_of(r.task, r.granularity, gold, pred)
             pattern_count.update(pair_patterns[key])
@@ -248,7 +245,6 @@ def systematic_patterns(by_model: dict[str, dict[str, Any]]) -> list[dict[str, A
             for (k, t, p), ms in sorted(seen.items()) if len(ms) >= SYSTEMATIC_MODELS]
 
 
-@suite_metric(SUITE, "compound_decomposition")
 def compound_decomposition(records: list[ScoredRecord]) -> dict[str, Any]:
     """Table 11: over granular compound-rotation records whose answer has two components,
     the share with the components swapped, with the vertical-axis turn right, with the
@@ -273,7 +269,6 @@ def compound_decomposition(records: list[ScoredRecord]) -> dict[str, Any]:
                                        "horizontal_axis_tip_accuracy": tip / n, "both_wrong": both / n}}
 
 
-@suite_metric(SUITE, "accuracy_by_n_options")
 def accuracy_by_n_options(records: list[ScoredRecord]) -> dict[str, Any]:
     """Hard accuracy against the number of options offered, with chance (1/n) beside it."""
     groups: dict[int, list[bool]] = defaultdict(list)

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 from perspecta.score.extract import yes_no
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import record_scorer, suite_metric
 
 ParseMode = Literal["strict", "paper"]
 
@@ -63,7 +62,6 @@ def task_key(record: ScoredRecord) -> str:
     return record.task if record.variant in ("", "base") else f"{record.task}/{record.variant}"
 
 
-@record_scorer("lrr")
 def paper_rule(record: ScoredRecord) -> dict[str, float]:
     """Per record: 1.0/0.0 for whether the paper's "no 'No' means yes" rule is right."""
     if record.status == "failed" or record.response is None:
@@ -83,7 +81,6 @@ def _summary(per_task: dict[str, list[float]]) -> dict[str, Any]:
     }
 
 
-@suite_metric("lrr", "score")
 def lrr_score(records: list[ScoredRecord]) -> dict[str, Any]:
     """Per-task accuracy (percent) and LRR score, and their total, per prompt mode.
 

@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from perspecta.suites.pcsr.scoring import (
-    _contains,
-    _synonyms,
+    contains,
+    synonyms,
     canonical,
     extract_answer,
     relaxed_match,
@@ -120,10 +120,10 @@ def reasoning_one(text: str, answer_type: str = "open", options: dict[str, str] 
     names: dict[str, str] = {}  # canonical surface form -> the candidate it names
     if answer_type == "mcq" and options:
         for label, opt in options.items():
-            for s in _synonyms(opt):
+            for s in synonyms(opt):
                 names[s] = label
     for c in candidates:
-        for s in _synonyms(c):
+        for s in synonyms(c):
             names.setdefault(s, canonical(c))
     thought = canonical(t.group(1))
     last, last_pos = None, -1
@@ -137,7 +137,7 @@ def reasoning_one(text: str, answer_type: str = "open", options: dict[str, str] 
         picked = relaxed_match(given, last, answer_type="mcq", options=options)
     else:
         g = canonical(given)
-        picked = last in _synonyms(given) or g == last or _contains(g, last)
+        picked = last in synonyms(given) or g == last or contains(g, last)
     return 1.0 if picked else 0.0
 
 

@@ -10,7 +10,7 @@ Relaxed, in order: strict; intent canonicalisation ("on your left" -> left, "thr
 3, "option B" -> B); domain synonyms and the item's aliases; instance-to-class
 relaxation ("office chair", "chair 2" -> chair, unless the longer phrase is itself
 another category); bounded substring match (the gold phrase occurs in a short answer
-that names no other candidate). ``record_scorer("pcsr")`` adds both to every record.
+that names no other candidate). the suite spec lists it as a record scorer, which adds both to every record.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import record_scorer, suite_metric
 from perspecta.suites.pcsr.common import SYNONYMS
 
 FALLBACK_CHARS = 200
@@ -91,7 +90,7 @@ def strict_match(prediction: str | None, gold: str) -> bool:
     return prediction is not None and normalise(prediction) == normalise(gold) != ""
 
 
-def _synonyms(phrase: str) -> set[str]:
+def synonyms(phrase: str) -> set[str]:
     """The phrase and every domain synonym of it (either direction), canonicalised."""
     c = canonical(phrase)
     out = {c}
@@ -110,7 +109,7 @@ def _vocabulary(candidates: Iterable[str]) -> set[str]:
     return {v for v in vocab if v}
 
 
-def _contains(haystack: str, phrase: str) -> bool:
+def contains(haystack: str, phrase: str) -> bool:
     return bool(phrase) and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", haystack) is not None
 
 
@@ -122,11 +121,11 @@ def _mcq_label(prediction: str, options: dict[str, str]) -> str | None:
     m = _LABEL.match(n)
     if m and m.group(1).upper() in options:
         return m.group(1).upper()
-    hits = {lab for lab, text in options.items() if _synonyms(text) & {c}}
+    hits = {lab for lab, text in options.items() if synonyms(text) & {c}}
     if len(hits) == 1:
         return hits.pop()
     if len(normalise(prediction).split()) <= MAX_SUBSTRING_WORDS:
-        hits = {lab for lab, text in options.items() if any(_contains(c, s) for s in _synonyms(text))}
+        hits = {lab for lab, text in options.items() if any(contains(c, s) for s in synonyms(text))}
         if len(hits) == 1:
             return hits.pop()
     return None
@@ -151,7 +150,7 @@ def relaxed_match(
     pred = canonical(prediction)
     golds: set[str] = set()
     for g in (gold, *aliases):
-        golds |= _synonyms(g)
+        golds |= synonyms(g)
     if pred in golds:  # intent canonicalisation, synonyms and aliases
         return True
     vocab = _vocabulary(candidates)
@@ -164,10 +163,10 @@ def relaxed_match(
         if stripped.endswith(" " + g) and stripped not in vocab:
             return True
     # bounded substring: a short answer that names the gold and no other candidate
-    if len(normalise(prediction).split()) > MAX_SUBSTRING_WORDS or not any(_contains(pred, g) for g in golds):
+    if len(normalise(prediction).split()) > MAX_SUBSTRING_WORDS or not any(contains(pred, g) for g in golds):
         return False
-    rivals = {v for v in vocab if v not in golds and not any(_contains(g, v) for g in golds)}
-    return not any(_contains(pred, r) for r in rivals)
+    rivals = {v for v in vocab if v not in golds and not any(contains(g, v) for g in golds)}
+    return not any(contains(pred, r) for r in rivals)
 
 
 def score_response(response: str | None, gold: str, metadata: dict[str, Any], answer_type: str) -> dict[str, float]:
@@ -187,7 +186,6 @@ def score_response(response: str | None, gold: str, metadata: dict[str, Any], an
     return {"strict": float(strict), "relaxed": float(relaxed)}
 
 
-@record_scorer("pcsr")
 def pcsr_record_scores(record: ScoredRecord) -> dict[str, float]:
     """Strict and relaxed correctness of one scored record (0 when the model gave nothing)."""
     if record.status == "failed" or record.response is None:
@@ -195,7 +193,6 @@ def pcsr_record_scores(record: ScoredRecord) -> dict[str, float]:
     return score_response(record.response, record.answer, record.metadata, record.answer_type)
 
 
-@suite_metric("pcsr", "strict_relaxed")
 def strict_relaxed_accuracy(records: list[ScoredRecord]) -> dict[str, Any]:
     """Strict and relaxed accuracy per task and format (open / yesno / mcq) and overall."""
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from perspecta.score.records import ScoredRecord
-from perspecta.score.registry import suite_metric
 
 VARIANT_ORDER = ("base", "symmetric", "syntactic", "symmetric+syntactic")
 PATTERNS = tuple("".join(p) for p in itertools.product("CW", repeat=4))  # CCCC, CCCW, ..., WWWW
@@ -163,9 +162,3 @@ def gaps(records: Sequence[ScoredRecord]) -> dict[str, Any]:
         ao, av = _accuracy(own), _accuracy(view)
         out[f"frame_of_reference/{task}"] = {"own": ao, "viewer": av, "gap": None if ao is None or av is None else ao - av}
     return out
-
-
-suite_metric("spin", "kappa")(kappa_by_subtype)
-suite_metric("spin", "consistency")(consistency)
-suite_metric("spin", "patterns")(pattern_counts)
-suite_metric("spin", "gaps")(gaps)

@@ -13,7 +13,6 @@ from scipy import stats
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
 from perspecta.report.sections.common import kappa_of, mean_sd, repeat_error_bars
-from perspecta.report.summary import gap_kappa
 from perspecta.report.tables import DASH, Table, num, pct, signed
 from perspecta.suites.spin.metrics import PATTERNS
 
@@ -123,8 +122,8 @@ def _frames(ctx: Context, sec: Section, pairs) -> None:
             g = _spin(run)["gaps"][f"frame_of_reference/{task}"]
             if g["own"] is None and g["viewer"] is None:
                 continue
-            table.rows.append([ctx.label(run), task, pct(g["own"]), num(gap_kappa(st, f"frame_of_reference/{task}/own")),
-                               pct(g["viewer"]), num(gap_kappa(st, f"frame_of_reference/{task}/viewer")),
+            table.rows.append([ctx.label(run), task, pct(g["own"]), num(st.suites["spin"].gap_kappa(f"frame_of_reference/{task}/own")),
+                               pct(g["viewer"]), num(st.suites["spin"].gap_kappa(f"frame_of_reference/{task}/viewer")),
                                signed(None if g["gap"] is None else 100 * g["gap"], 1)])
     if table.rows:
         sec.blocks.append(table)

@@ -10,7 +10,7 @@ import numpy as np
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.summary import block, compound_by_repeat, names
+from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, pct
 from perspecta.suites.dori import scoring as dori_scoring
 
@@ -19,7 +19,7 @@ GRANULARITIES = ("coarse", "granular")
 
 def _tg(st, task: str, gran: str) -> tuple[float | None, float | None, float | None]:
     """(hard, soft, sem of hard over repeats) of one task × granularity."""
-    cells = [(rep, c) for (t, g, rep), c in st.dori_tg.items() if t == task and g == gran and c[0]]
+    cells = [(rep, c) for (t, g, rep), c in st.suites["dori"].tg.items() if t == task and g == gran and c[0]]
     if not cells:
         return None, None, None
     n = sum(c[0] for _, c in cells)
@@ -38,7 +38,7 @@ def build(ctx: Context) -> Section:
     if not pairs:
         sec.omitted = "no DORI records in the results"
         return sec
-    tasks = sorted({t for _, st in pairs for (t, _g, _r) in st.dori_tg})
+    tasks = sorted({t for _, st in pairs for (t, _g, _r) in st.suites["dori"].tg})
     cols = [f"{t} {g[0].upper()}" for t in tasks for g in GRANULARITIES]
     table = Table("dori-tasks", "DORI accuracy per task (hard / soft %, ± SEM over repeats)",
                   ["model", *cols, "avg C", "avg G"], sortable=True)
@@ -83,8 +83,8 @@ def _prompt_ablation(ctx: Context, sec: Section, pairs) -> None:
     """Table 7: the same model and prompt mode on DORI with the structured and the unstructured prompt."""
     by_model: dict[tuple[str, str], dict[str, tuple[dict, object]]] = {}
     for run, st in pairs:
-        if len(st.dori_prompt_styles) == 1:
-            by_model.setdefault((run["model"], run["prompt_mode"]), {})[next(iter(st.dori_prompt_styles))] = (run, st)
+        if len(st.suites["dori"].prompt_styles) == 1:
+            by_model.setdefault((run["model"], run["prompt_mode"]), {})[next(iter(st.suites["dori"].prompt_styles))] = (run, st)
     styles = sorted({s for v in by_model.values() for s in v})
     table = Table("dori-prompt-ablation", "DORI prompt ablation (Table 7): accuracy % per prompt style, "
                   "same model and mode", ["model", "mode", *[f"{s} %" for s in styles],
@@ -139,7 +139,7 @@ def _compound(ctx: Context, sec: Section, pairs) -> None:
         n = run["suite_metrics"]["dori"]["compound_decomposition"]["compound_decomposition"]["n"]
         if not n:
             continue
-        d = compound_by_repeat(st)
+        d = st.suites["dori"].compound_by_repeat()
         table.rows.append([ctx.label(run), str(n), *[f"{pct(m)} ± {pct(s)}" for m, s in d.values()]])
     if table.rows:
         sec.blocks.append(table)
