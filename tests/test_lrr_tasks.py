@@ -216,3 +216,20 @@ def test_generation_is_deterministic(gen_env) -> None:  # type: ignore[no-untype
         runs.append(([it.to_dict() for it in items], [s.to_json() for s in ctx.scenes],
                      [np.asarray(Image.open(Path(out) / f"det{k}" / p)).tobytes() for p in ctx.images]))
     assert runs[0] == runs[1]
+
+
+def test_png_level_comes_from_the_suite_spec(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """LRR declares a faster zlib level in its spec; the writer and the manifest both use it."""
+    import zlib
+
+    from perspecta.suites.context import PNG_COMPRESS_LEVEL, TaskContext, png_compress_level
+
+    assert png_compress_level("lrr") == registry.suite_spec("lrr").png_compress_level != PNG_COMPRESS_LEVEL
+    lib, renderer, out = gen_env
+    ctx = TaskContext(suite="lrr", task="ca_r", index=0, root_seed=1, library=lib, renderer=renderer,
+                      out_dir=Path(out) / "png", config={"view_size": 64})
+    registry.get_task("lrr", "ca_r").generate(ctx)
+    raw = (Path(out) / "png" / ctx.images[0]).read_bytes()
+    pos = raw.index(b"IDAT") + 4
+    flevel = raw[pos + 1] >> 6  # zlib header FLEVEL: 0 fastest, 1 fast, 2 default (6), 3 best
+    assert flevel == (1 if png_compress_level("lrr") < 6 else 2), zlib.ZLIB_VERSION

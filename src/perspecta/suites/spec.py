@@ -76,6 +76,9 @@ class Suite:
     audit_features: AuditFeatures | None = None
     audit_metadata_keys: Sequence[str] | None = None
     eval_image_max_side: int | None = None  # None = native resolution
+    # zlib level of the suite's PNGs (None = perspecta's default); a speed/size trade-off
+    # chosen by measurement for suites whose frames are costly to encode
+    png_compress_level: int | None = None
     difficulty_presets: Any = None  # what each preset sets (free-form, for `perspecta suites`)
     # "module:function" of the suite's report section, imported only when a report is built
     # (sections draw with matplotlib, which generation should never pay for)
@@ -115,4 +118,5 @@ _FIELD_OF = {
     "audit_features": "audit_features",
     "AUDIT_METADATA_KEYS": "audit_metadata_keys",
     "DIFFICULTY_PRESETS": "difficulty_presets",
+    "PNG_COMPRESS_LEVEL": "png_compress_level",
 }
