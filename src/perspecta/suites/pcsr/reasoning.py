@@ -281,7 +281,7 @@ def rotation_answer(scene: Scene, turn: int, direction: str, target: str) -> str
 ROTATION_ANSWERS: AnswerTable = {
     "bathroom": ("sink", "plant", "cabinet", "toilet", "washing_machine", "box", "bathtub"),
     "bedroom": ("wardrobe", "lamp", "bed", "plant"),
-    "kitchen": ("refrigerator", "stove", "sink", "plant"),
+    "kitchen": ("cabinet", "refrigerator", "stove", "sink", "plant"),
     "living_room": ("plant", "sofa", "tv"),
 }
 
@@ -302,8 +302,10 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         ranked = aimed(scene.objects, turned(cam, turn, direction), TARGETS[target])
         gap0, ans = ranked[0]
         rival = ranked[1][0] if len(ranked) > 1 else 360.0  # every other object, same category included
-        if (ans.category != want or gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans)
-                or not pano.unique(ans)):
+        # the answer may have a same-category twin elsewhere (a second plant): the question
+        # names no object, and the rival margin holds against that twin too, so exactly one
+        # piece is in the asked direction; the distractors each name one object
+        if ans.category != want or gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans):
             continue
         other_dir = "counter-clockwise" if direction == "clockwise" else "clockwise"
         slips = [turned(cam, turn, other_dir), cam, turned(cam, turn + 45, direction), turned(cam, turn - 45, direction)]
