@@ -324,3 +324,20 @@ def test_rooms_are_shared_across_tasks_and_workers_reproduce_serial(tmp_path: Pa
     assert len(scene_ids) == len(set(scene_ids)) == len({it["scene_id"] for it in items})
     report = validate_dataset(serial, derive_answers=True)
     assert report.ok, report.errors
+
+
+def test_audit_features_skip_counted_instances_but_keep_named_sizes() -> None:
+    """A counting record lists the counted instances (k of them, none at zero): a summary
+    over them would encode the count, so the audit sees only the room and category there;
+    objects a question names keep their sizes."""
+    from perspecta.suites.pcsr.audit import audit_features
+
+    objs = {"wardrobe #1": {"pixels": 900.0}, "wardrobe #2": {"pixels": 5000.0}}
+    count = {"metadata": {"category": "wardrobe", "count_3d": 2, "room_type": "bedroom",
+                          "readability": {"objects": objs}}, "answer_type": "open"}
+    zero = {"metadata": {"category": "wardrobe", "count_3d": 0, "room_type": "bedroom",
+                         "readability": {"objects": {}}}, "answer_type": "open"}
+    f2, f0 = audit_features(count), audit_features(zero)
+    assert set(f2) == set(f0) and "min_named_px" not in f2  # same keys whatever the count
+    near = {"metadata": {"anchor": "bed", "readability": {"objects": objs}}, "answer_type": "open"}
+    assert audit_features(near)["min_named_px"] == 900.0
