@@ -226,25 +226,25 @@ def distance_answer(scene: Scene, anchor_category: str, mode: str) -> str:
 def ranked_options(
     pano: Pano, ranked: list[tuple[SceneObject, float]], exclude: set[str], n: int = 4
 ) -> list[SceneObject] | None:
-    """The first ``n`` visible objects of distinct categories down ``ranked`` (the answer
-    first, then the runners-up), each the only one of its category in the room (so its
-    name names it), skipping ``exclude`` categories; None if fewer."""
+    """The first ``n`` visible objects of distinct categories down ``ranked``: the answer
+    first (``ranked[0]``, which may have a same-category twin that the clear-winner margin
+    already rules out), then runners-up that are each the only one of their category in
+    the room (so an option's name names one object), skipping ``exclude``; None if fewer."""
     out: list[SceneObject] = []
     seen = set(exclude)
     for o, _ in ranked:
         if o.category in seen:
             continue
         seen.add(o.category)
-        if not pano.visible(o) or not pano.unique(o):
-            continue  # an option names one object: a category with two pieces is skipped
+        if not pano.visible(o) or (out and not pano.unique(o)):
+            continue  # a distractor names one object: a category with two pieces is skipped
         out.append(o)
         if len(out) == n:
             return out
     return None
 
 
-# what T1 asks for, per mode and room type (the answer is the only piece of its category
-# in the room, so kitchen cabinets and chairs are not asked): the categories that win the comparison by
+# what T1 asks for, per mode and room type: the categories that win the comparison by
 # a clear margin, with options that are no look-alikes, in at least ~an eighth of sampled
 # rooms of that type (rarer ones would exhaust a unit's rooms; a type without enough
 # such categories, e.g. an office whose cabinets and bookcases bar each other, is left
@@ -253,11 +253,11 @@ DISTANCE_ANSWERS: dict[str, AnswerTable] = {
     "closest": {
         "bathroom": ("toilet", "sink", "plant", "washing_machine", "cabinet"),
         "bedroom": ("wardrobe", "person", "desk"),
-        "kitchen": ("refrigerator", "sink", "washing_machine", "plant", "person", "box"),
+        "kitchen": ("cabinet", "refrigerator", "sink", "chair", "washing_machine", "plant", "person", "box"),
     },
     "farthest": {
         "bathroom": ("sink", "plant", "cabinet", "box"),
-        "kitchen": ("plant", "box", "sink", "stove"),
+        "kitchen": ("cabinet", "plant", "box", "sink", "stove"),
     },
 }
 
@@ -285,7 +285,10 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
         win_box = clear_winner(_ranked(scene, anchor, mode, "bbox"), box_margin)
         if win is None or win_box is None or win[0] is not win_box[0] or win[0].category != want:
             continue
-        if not pano.visible(win[0]) or not pano.unique(win[0]):
+        # the answer may have a same-category twin: clear_winner held it to the margin too,
+        # so the answer's name is right whichever piece a reader takes (the options, which
+        # name the near misses, each name one object)
+        if not pano.visible(win[0]):
             continue
         picked = ranked_options(pano, centre, {anchor.category})
         if picked is None or picked[0] is not win[0]:
