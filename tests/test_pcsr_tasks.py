@@ -169,10 +169,10 @@ def test_clear_winner_holds_same_category_objects_to_the_margin() -> None:
 
 
 def test_options_and_answers_name_one_object() -> None:
-    """A name that fits two objects (the room's two chairs) is never a wrong option: the
-    distractor pickers skip it even when it is the hardest near miss."""
+    """With the scene given (T3, T6), a name that fits two objects (the room's two chairs)
+    is never an option, even as the hardest near miss; without it (T1, T4, whose answers
+    may have margin-checked twins) options follow the answer's rule."""
     from perspecta.suites.pcsr.common import distinct_by_name, optimistic
-    from perspecta.suites.pcsr.perception import ranked_options
 
     scene = room()
     pano = optimistic(scene)
@@ -181,15 +181,8 @@ def test_options_and_answers_name_one_object() -> None:
     assert not pano.unique(chair) and pano.unique(sofa)
     picked = distinct_by_name([chair, *scene.objects], {"sofa"}, scene=scene)
     assert picked is not None and "chair" not in picked and len(picked) == 3
-    ranked = sorted(((o, float(np.linalg.norm(np.subtract(o.center(), sofa.center())))) for o in scene.objects
-                     if o is not sofa), key=lambda t: t[1])
-    assert ranked[0][0].category == "chair" and ranked[1][0].category != "chair"  # the nearest is a chair
-    opts = ranked_options(pano, ranked, {"sofa"}, n=2)  # the answer may be a chair (margin-checked)...
-    assert opts is not None and opts[0].category == "chair"
-    rest = [t for t in ranked if t[0] is not ranked[0][0]]  # ...but a chair is never a distractor
-    assert any(o.category == "chair" for o, _ in rest[1:])
-    opts = ranked_options(pano, rest, {"sofa"}, n=2)
-    assert opts is not None and all(o.category != "chair" for o in opts[1:])
+    loose = distinct_by_name([chair, *scene.objects], {"sofa"}, scene=None)  # T1/T4: twins allowed
+    assert loose is not None and "chair" in loose
 
 
 def test_t1_closest_and_farthest() -> None:

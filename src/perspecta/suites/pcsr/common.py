@@ -92,17 +92,19 @@ def display(category: str) -> str:
 
 
 def distinct_by_name(candidates: Iterable[SceneObject], skip_categories: Collection[str],
-                     k: int = 3, *, scene: Scene) -> dict[str, SceneObject] | None:
+                     k: int = 3, *, scene: Scene | None) -> dict[str, SceneObject] | None:
     """The first ``k`` candidates, in the order given, whose display names differ from each
     other and whose categories are not in ``skip_categories`` (the question's own objects):
     the distractors of an MCQ, keyed by the name the options show; None if fewer exist.
-    Only categories with one object in ``scene`` qualify (an option names one object)."""
+    With ``scene``, only categories with one object in it qualify (an option names one
+    object); a task whose answer may have a twin passes None, so that options and answer
+    follow the same rule (else "the option that often has twins" would be the answer)."""
     picked: dict[str, SceneObject] = {}
-    counts = Counter(o.category for o in scene.objects)
+    counts = Counter(o.category for o in scene.objects) if scene is not None else None
     for o in candidates:
         if o.category in skip_categories or display(o.category) in picked:
             continue
-        if counts[o.category] != 1:
+        if counts is not None and counts[o.category] != 1:
             continue
         picked[display(o.category)] = o
         if len(picked) == k:

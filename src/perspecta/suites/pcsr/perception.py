@@ -226,18 +226,20 @@ def distance_answer(scene: Scene, anchor_category: str, mode: str) -> str:
 def ranked_options(
     pano: Pano, ranked: list[tuple[SceneObject, float]], exclude: set[str], n: int = 4
 ) -> list[SceneObject] | None:
-    """The first ``n`` visible objects of distinct categories down ``ranked``: the answer
-    first (``ranked[0]``, which may have a same-category twin that the clear-winner margin
-    already rules out), then runners-up that are each the only one of their category in
-    the room (so an option's name names one object), skipping ``exclude``; None if fewer."""
+    """The first ``n`` visible objects of distinct categories down ``ranked`` (the answer
+    first, then the runners-up), skipping ``exclude`` categories; None if fewer. Answer and
+    distractors alike may have same-category twins: clear_winner held every twin to the
+    margin, so each option's name is right or wrong whichever piece a reader takes, and
+    requiring single pieces of the distractors only (not of the answer) would make "the
+    option whose category often has several pieces" the answer (measured: 48% on farthest)."""
     out: list[SceneObject] = []
     seen = set(exclude)
     for o, _ in ranked:
         if o.category in seen:
             continue
         seen.add(o.category)
-        if not pano.visible(o) or (out and not pano.unique(o)):
-            continue  # a distractor names one object: a category with two pieces is skipped
+        if not pano.visible(o):
+            continue
         out.append(o)
         if len(out) == n:
             return out
@@ -285,9 +287,7 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
         win_box = clear_winner(_ranked(scene, anchor, mode, "bbox"), box_margin)
         if win is None or win_box is None or win[0] is not win_box[0] or win[0].category != want:
             continue
-        # the answer may have a same-category twin: clear_winner held it to the margin too,
-        # so the answer's name is right whichever piece a reader takes (the options, which
-        # name the near misses, each name one object)
+        # the answer may have a same-category twin: clear_winner held it to the margin too
         if not pano.visible(win[0]):
             continue
         picked = ranked_options(pano, centre, {anchor.category})

@@ -304,7 +304,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         rival = ranked[1][0] if len(ranked) > 1 else 360.0  # every other object, same category included
         # the answer may have a same-category twin elsewhere (a second plant): the question
         # names no object, and the rival margin holds against that twin too, so exactly one
-        # piece is in the asked direction; the distractors each name one object
+        # piece is in the asked direction; so may the distractors (same rule as the answer)
         if ans.category != want or gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans):
             continue
         other_dir = "counter-clockwise" if direction == "clockwise" else "clockwise"
@@ -312,7 +312,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         hard_objs = [next((o for _, o in aimed(scene.objects, c, TARGETS[target]) if pano.visible(o)), None) for c in slips]
         pool = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
         picked = distinct_by_name([h for h in hard_objs if h is not None]
-                                  + [pool[int(k)] for k in ctx.rng.permutation(len(pool))], (ans.category,), scene=scene)
+                                  + [pool[int(k)] for k in ctx.rng.permutation(len(pool))], (ans.category,), scene=None)
         if picked is None:
             continue
         record = pano.record({display(ans.category): ans, **picked},
