@@ -93,21 +93,29 @@ def test_balanced_assignment_is_exact_per_block_and_not_index_parity() -> None:
 def test_answer_targets_are_even_within_each_room_type() -> None:
     """The (room type, answer) draw spreads answers evenly inside a room type, so the room
     type alone cannot predict the object asked for; T0 crosses every count with every
-    category, so neither predicts the other."""
+    (room type, category) cell whose plans hold all counts, so neither predicts the count."""
     from collections import Counter
 
     from perspecta.suites.pcsr.common import answer_target
-    from perspecta.suites.pcsr.perception import COUNT_CATEGORIES, count_plan
+    from perspecta.suites.pcsr.perception import COUNT_CATEGORIES, count_cells, count_plan, plan_range
     from perspecta.suites.pcsr.reasoning import ROTATION_ANSWERS
 
     k = sum(len(c) for c in ROTATION_ANSWERS.values())
     got = Counter(answer_target(_ctx(i, 7), ROTATION_ANSWERS) for i in range(3 * k))
     assert set(got) == {(rt, c) for rt, cats in ROTATION_ANSWERS.items() for c in cats}
     assert set(got.values()) == {3}
-    assert count_plan(3) == [(v, c) for v in range(4) for c in COUNT_CATEGORIES]  # standard: full cross
-    assert (4, "wardrobe") not in count_plan(4) and (4, "chair") in count_plan(4)  # plans hold 3 wardrobes
-    pairs = [balanced(_ctx(i, 7, "counting"), "count_category", count_plan(3)) for i in range(24)]
-    assert Counter(pairs) == Counter({(v, c): 2 for v in range(4) for c in COUNT_CATEGORIES})
+    cells = count_cells(3)
+    assert count_plan(3) == [(v, rt, c) for v in range(4) for rt, c in cells]  # full cross per cell
+    assert {c for _, c in cells} <= set(COUNT_CATEGORIES) and len({c for _, c in count_cells(2)}) >= 3
+    for rt, c in cells:  # the room type can hold none and count_max of the category
+        assert plan_range(rt, c)[0] == 0 and plan_range(rt, c)[1] >= 3
+    assert ("bedroom", "chair") not in count_cells(1)  # a bedroom always has exactly one chair
+    assert ("office", "cabinet") not in count_cells(2)  # its bookcases would bar its cabinets
+    assert ("bedroom", "person") in count_cells(2) and ("bedroom", "person") not in cells  # at most two
+    with pytest.raises(ValueError, match="count_max=9"):
+        count_cells(9)
+    draws = [balanced(_ctx(i, 7, "counting"), "count_cell", count_plan(3)) for i in range(2 * len(count_plan(3)))]
+    assert Counter(draws) == Counter({t: 2 for t in count_plan(3)})
 
 
 def test_room_type_is_known_from_the_seed_without_sampling() -> None:
@@ -158,6 +166,23 @@ def test_clear_winner_holds_same_category_objects_to_the_margin() -> None:
     assert clear_winner([(a, 1.0), (b, 1.009), (c, 3.0)], 0.3) is None  # two nightstands 9 mm apart
     win = clear_winner([(a, 1.0), (b, 1.5), (c, 3.0)], 0.3)
     assert win is not None and win[0] is a and win[1] == pytest.approx(0.5)
+
+
+def test_options_and_answers_name_one_object() -> None:
+    """With the scene given (T3, T6), a name that fits two objects (the room's two chairs)
+    is never an option, even as the hardest near miss; without it (T1, T4, whose answers
+    may have margin-checked twins) options follow the answer's rule."""
+    from perspecta.suites.pcsr.common import distinct_by_name, optimistic
+
+    scene = room()
+    pano = optimistic(scene)
+    chair = next(o for o in scene.objects if o.category == "chair")
+    sofa = next(o for o in scene.objects if o.category == "sofa")
+    assert not pano.unique(chair) and pano.unique(sofa)
+    picked = distinct_by_name([chair, *scene.objects], {"sofa"}, scene=scene)
+    assert picked is not None and "chair" not in picked and len(picked) == 3
+    loose = distinct_by_name([chair, *scene.objects], {"sofa"}, scene=None)  # T1/T4: twins allowed
+    assert loose is not None and "chair" in loose
 
 
 def test_t1_closest_and_farthest() -> None:
@@ -296,3 +321,20 @@ def test_rooms_are_shared_across_tasks_and_workers_reproduce_serial(tmp_path: Pa
     assert len(scene_ids) == len(set(scene_ids)) == len({it["scene_id"] for it in items})
     report = validate_dataset(serial, derive_answers=True)
     assert report.ok, report.errors
+
+
+def test_audit_features_skip_counted_instances_but_keep_named_sizes() -> None:
+    """A counting record lists the counted instances (k of them, none at zero): a summary
+    over them would encode the count, so the audit sees only the room and category there;
+    objects a question names keep their sizes."""
+    from perspecta.suites.pcsr.audit import audit_features
+
+    objs = {"wardrobe #1": {"pixels": 900.0}, "wardrobe #2": {"pixels": 5000.0}}
+    count = {"metadata": {"category": "wardrobe", "count_3d": 2, "room_type": "bedroom",
+                          "readability": {"objects": objs}}, "answer_type": "open"}
+    zero = {"metadata": {"category": "wardrobe", "count_3d": 0, "room_type": "bedroom",
+                         "readability": {"objects": {}}}, "answer_type": "open"}
+    f2, f0 = audit_features(count), audit_features(zero)
+    assert set(f2) == set(f0) and "min_named_px" not in f2  # same keys whatever the count
+    near = {"metadata": {"anchor": "bed", "readability": {"objects": objs}}, "answer_type": "open"}
+    assert audit_features(near)["min_named_px"] == 900.0

@@ -3,7 +3,8 @@
 The audit feeds these to a cross-validated classifier: if the room type, the named
 objects' categories, how big they look in the panorama or which option sits where
 predicted the answer, a model could score without spatial reasoning. They are read
-from the stored item only (no image, no scene geometry).
+from the stored item only (no image, no scene geometry). Named-object sizes are those
+of the objects a question names; a counting question names a category, not objects.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ def audit_features(item: dict[str, Any]) -> dict[str, str | float]:
         if m.get(role):
             out[f"named_{role}"] = str(m[role])
     objects = (m.get("readability") or {}).get("objects") or {}
-    if objects:
+    # T0's record lists the counted instances, which the question does not name: their
+    # number IS the answer, so any statistic over them (the smallest of k, the largest of
+    # k, none at zero) encodes the count -- a property of this summary, not a cue a model
+    # sees without counting. A counting item's cheap features are its room and category.
+    if objects and "count_3d" not in m:
         px = [float(f.get("pixels", 0)) for f in objects.values()]
         out["min_named_px"] = min(px)
         out["max_named_px"] = max(px)

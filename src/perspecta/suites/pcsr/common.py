@@ -92,13 +92,19 @@ def display(category: str) -> str:
 
 
 def distinct_by_name(candidates: Iterable[SceneObject], skip_categories: Collection[str],
-                     k: int = 3) -> dict[str, SceneObject] | None:
+                     k: int = 3, *, scene: Scene | None) -> dict[str, SceneObject] | None:
     """The first ``k`` candidates, in the order given, whose display names differ from each
     other and whose categories are not in ``skip_categories`` (the question's own objects):
-    the distractors of an MCQ, keyed by the name the options show; None if fewer exist."""
+    the distractors of an MCQ, keyed by the name the options show; None if fewer exist.
+    With ``scene``, only categories with one object in it qualify (an option names one
+    object); a task whose answer may have a twin passes None, so that options and answer
+    follow the same rule (else "the option that often has twins" would be the answer)."""
     picked: dict[str, SceneObject] = {}
+    counts = Counter(o.category for o in scene.objects) if scene is not None else None
     for o in candidates:
         if o.category in skip_categories or display(o.category) in picked:
+            continue
+        if counts is not None and counts[o.category] != 1:
             continue
         picked[display(o.category)] = o
         if len(picked) == k:
@@ -202,6 +208,11 @@ class Pano:
         """Whether another category of ``category``'s look-alike group is in the room."""
         return confusable(self.scene, category)
 
+    def unique(self, obj: SceneObject) -> bool:
+        """Whether ``obj`` is the only object of its category, so its name names it alone
+        (two lamps in a room make "the lamp" ambiguous, as an answer or an option)."""
+        return sum(1 for o in self.scene.objects if o.category == obj.category) == 1
+
     def referable(self) -> list[SceneObject]:
         """Objects a question may name by category alone (single instance, visible, no
         look-alike category in the room)."""
@@ -283,7 +294,7 @@ def room_knobs(ctx: TaskContext) -> dict[str, Any]:
     units of every task with the same index, and each reads the same knob values, so a
     room is the same whichever task samples it first."""
     return {
-        "min_objects": int(ctx.knob("room_min_objects", {"easy": 5, "standard": 9, "hard": 11})),
+        "min_objects": int(ctx.knob("room_min_objects", {"easy": 5, "standard": 10, "hard": 11})),
         "clutter": float(ctx.knob("room_clutter", {"easy": 0.0, "standard": 0.5, "hard": 1.0})),
     }
 

@@ -90,7 +90,7 @@ def _pair_threshold(ctx: TaskContext) -> float:
 
 
 def _pair_margin(ctx: TaskContext) -> float:
-    return float(ctx.knob("pair_margin_m", {"easy": 0.5, "standard": 0.3, "hard": 0.2}))
+    return float(ctx.knob("pair_margin_m", {"easy": 0.5, "standard": 0.25, "hard": 0.2}))
 
 
 def _pixel_gap(a: SceneObject, b: SceneObject, pano: Pano) -> float:
@@ -109,7 +109,8 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
         centre = rank_by_distance(a, scene.objects)
         win = clear_winner(centre, margin)
         win_box = clear_winner(rank_by_distance(a, scene.objects, mode="bbox"), box_margin)
-        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
+        if (win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0])
+                or not pano.unique(win[0])):
             continue
         z = win[0]
         la, lz = panorama_longitude(a, cam), panorama_longitude(z, cam)
@@ -124,7 +125,7 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
         )
         # the image neighbour, then the 3D runners-up
         picked = distinct_by_name((o for o in naive[:1] + [o for o, _ in centre[1:]] if pano.visible(o)),
-                                  (z.category, a.category))
+                                  (z.category, a.category), scene=scene)
         if picked is None:
             continue
         record = pano.record({display(a.category): a, display(z.category): z, **picked},
@@ -310,7 +311,7 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
     object; the field of view and the yes/no answer are the unit's balanced target."""
     scene = pano.scene
     fov, want = balanced(ctx, "fov_answer", FOV_PLAN)
-    margin = float(ctx.knob("fov_margin_deg", {"easy": 12.0, "standard": 8.0, "hard": 6.0}))
+    margin = float(ctx.knob("fov_margin_deg", {"easy": 12.0, "standard": 7.0, "hard": 6.0}))
     single = {o.category for o in pano.referable()}
     refs = pano.referable()
     for i in ctx.rng.permutation(len(refs)):

@@ -1,10 +1,10 @@
 """PCSR foundational perception, T0-T2: counting, relative distance, relative direction.
 
 T0 counts 3D instances (every instance must pass the readability contract, so each can
-be seen and counted). The unit draws its (count, category) pair first, evenly over
-0..``count_max`` x :data:`COUNT_CATEGORIES` (:func:`~perspecta.suites.pcsr.common.balanced`;
+be seen and counted). The unit draws its (count, room type, category) first, evenly over
+0..``count_max`` x :func:`count_cells` (:func:`~perspecta.suites.pcsr.common.balanced`;
 zero asks about a category that belongs in that type of room but is absent), so
-neither the count nor the category says anything about the other; then a room with
+neither the room type nor the category says anything about the count; then a room with
 exactly that many is found. The MCQ options are a uniformly drawn 4-subset of the same
 range that contains the answer, so neither an option's value nor its rank among the
 options says which one is right. T1 asks for the closest/farthest object to a named one;
@@ -21,6 +21,7 @@ from __future__ import annotations
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.pcsr.common import (
+    CONFUSABLE,
     SUITE,
     AnswerTable,
     Pano,
@@ -71,7 +72,7 @@ def number_aliases(n: int) -> list[str]:
 
 def distance_margins(ctx: TaskContext) -> tuple[float, float]:
     """(centre, box-surface) clear-winner margins in metres for every distance comparison."""
-    m = float(ctx.knob("distance_margin_m", {"easy": 0.5, "standard": 0.3, "hard": 0.2}))
+    m = float(ctx.knob("distance_margin_m", {"easy": 0.5, "standard": 0.25, "hard": 0.2}))
     return m, round(m * BBOX_RATIO, 4)
 
 
@@ -98,17 +99,22 @@ def count_answer(scene: Scene, category: str) -> str:
     return str(sum(1 for o in scene.objects if o.category == category))
 
 
-# What T0 counts. Each category is asked with every count 0..count_max equally often
-# (the unit draws the pair), so the category says nothing about the answer; only these
-# categories reach three or more fully visible instances in sampled rooms, so they are
-# the ones that can be asked with every count.
-COUNT_CATEGORIES = ("cabinet", "chair", "wardrobe")
+# What T0 counts, and where. A (room type, category) cell is asked only if that room
+# type's plan can hold every count 0..count_max of the category (and has no must-have
+# piece of it) and holds no look-alike of it: otherwise the room type or the category
+# would rule counts out (a bedroom always has exactly one chair, a kitchen at least one
+# cabinet) or rooms with the count would be rare (an office's cabinets bar its
+# bookcases). Within a cell every count is asked equally often, so neither the room,
+# the category nor how big such pieces look says anything about the count. Plants are
+# not counted (small potted ones fail the contract, so their count would be "how many
+# big ones").
+COUNT_CATEGORIES = ("cabinet", "wardrobe", "bookcase", "chair", "lamp", "person")
 # a zero count is only asked while nothing a person could count instead is in the room
-# (a dresser or a bookcase for a cabinet, an armchair for a chair)
+# (a dresser or a bookcase for a cabinet)
 ZERO_LOOKALIKES: dict[str, frozenset[str]] = {
     "cabinet": frozenset({"wardrobe", "bookcase", "dressing_table", "nightstand"}),
-    "chair": frozenset({"armchair", "sofa"}),
     "wardrobe": frozenset({"cabinet", "bookcase"}),
+    "bookcase": frozenset({"cabinet", "wardrobe"}),
 }
 
 
@@ -122,31 +128,58 @@ def zero_askable(scene: Scene, category: str) -> bool:
     return category in plan and category not in present and not (ZERO_LOOKALIKES.get(category, frozenset()) & present)
 
 
-def most_in_a_room(category: str) -> int:
-    """The most pieces of ``category`` any room plan can hold (fallbacks aside)."""
+def plan_range(room_type: str, category: str) -> tuple[int, int]:
+    """(fewest, most) pieces of ``category`` a ``room_type`` plan holds (fallbacks aside)."""
     from perspecta.world.samplers import PLANS
 
-    return max(sum(s.count[1] for s in plan if s.category == category) for plan in PLANS.values())
+    slots = [s for s in PLANS.get(room_type, ()) if s.category == category]
+    return sum(s.count[0] for s in slots), sum(s.count[1] for s in slots)
 
 
-def count_plan(top: int) -> list[tuple[int, str]]:
-    """Every (count, category) pair T0 asks, 0..``top`` x :data:`COUNT_CATEGORIES`, less
-    the counts a category's room plans cannot reach (a fourth wardrobe)."""
-    return [(v, c) for v in range(top + 1) for c in COUNT_CATEGORIES if v <= most_in_a_room(c)]
+def count_cells(top: int) -> list[tuple[str, str]]:
+    """The (room type, category) cells whose plans hold every count 0..``top``."""
+    from perspecta.world.samplers import PLANS
+
+    def lookalike_free(rt: str, c: str) -> bool:
+        planned = {s.category for s in PLANS[rt]}
+        return not any(c in g and (g - {c}) & planned for g in CONFUSABLE)
+
+    cells = [(rt, c) for rt in sorted(PLANS) for c in COUNT_CATEGORIES
+             if plan_range(rt, c)[0] == 0 and plan_range(rt, c)[1] >= top and lookalike_free(rt, c)]
+    if not cells:
+        raise ValueError(f"count_max={top}: no room type's plan holds 0..{top} of any of {COUNT_CATEGORIES}")
+    return cells
+
+
+def count_plan(top: int) -> list[tuple[int, str, str]]:
+    """Every (count, room type, category) T0 asks: 0..``top`` in each of :func:`count_cells`."""
+    return [(v, rt, c) for v in range(top + 1) for rt, c in count_cells(top)]
+
+
+def count_max(ctx: TaskContext) -> int:
+    return int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 3}))
+
+
+def _count_target(ctx: TaskContext) -> tuple[int, str, str]:
+    n, room_type, category = balanced(ctx, "count_cell", count_plan(count_max(ctx)))
+    return int(n), str(room_type), str(category)
 
 
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    top = int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 4}))
+    top = count_max(ctx)
     values = list(range(0, top + 1))
-    n, category = balanced(ctx, "count_category", count_plan(top))
-    n = int(n)
+    n, room_type, category = _count_target(ctx)
+    if room_type_of(scene) != room_type:
+        return None
     instances = [o for o in scene.objects if o.category == category]
     if n == 0:
         if not zero_askable(scene, category):
             return None
     elif len(instances) != n or pano.confusable(category) or not all(pano.visible(o) for o in instances):
         return None
+    # options: a uniformly drawn 4-subset of 0..top holding the answer (all of it at
+    # top 3), shown in a shuffled order, so no option's value or rank tells the answer
     others = [v for v in values if v != n]
     chosen = sorted((int(v) for v in ctx.rng.choice(others, size=min(3, len(others)), replace=False)),
                     key=lambda v: (abs(v - n), v))
@@ -174,7 +207,7 @@ def derive_count(item: Item, scenes: dict[str, Scene]) -> str:
 
 @task(SUITE, "counting", derive=derive_count, description="T0: count 3D instances of a category")
 def generate_counting(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "counting", _build_count)
+    return build_unit(ctx, "counting", _build_count, room_type=lambda c: _count_target(c)[1])
 
 
 # ------------------------------------------------------------------ T1 relative distance
@@ -194,7 +227,11 @@ def ranked_options(
     pano: Pano, ranked: list[tuple[SceneObject, float]], exclude: set[str], n: int = 4
 ) -> list[SceneObject] | None:
     """The first ``n`` visible objects of distinct categories down ``ranked`` (the answer
-    first, then the runners-up), skipping ``exclude`` categories; None if fewer."""
+    first, then the runners-up), skipping ``exclude`` categories; None if fewer. Answer and
+    distractors alike may have same-category twins: clear_winner held every twin to the
+    margin, so each option's name is right or wrong whichever piece a reader takes, and
+    requiring single pieces of the distractors only (not of the answer) would make "the
+    option whose category often has several pieces" the answer (measured: 48% on farthest)."""
     out: list[SceneObject] = []
     seen = set(exclude)
     for o, _ in ranked:
@@ -250,6 +287,7 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
         win_box = clear_winner(_ranked(scene, anchor, mode, "bbox"), box_margin)
         if win is None or win_box is None or win[0] is not win_box[0] or win[0].category != want:
             continue
+        # the answer may have a same-category twin: clear_winner held it to the margin too
         if not pano.visible(win[0]):
             continue
         picked = ranked_options(pano, centre, {anchor.category})
@@ -317,7 +355,7 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
     subtype, want = balanced(ctx, "subtype_answer", DIRECTION_PLAN)
     objs = pano.referable()
     if subtype == "pair_left_right":
-        margin = float(ctx.knob("pair_margin_deg", {"easy": 25.0, "standard": 15.0, "hard": 10.0}))
+        margin = float(ctx.knob("pair_margin_deg", {"easy": 25.0, "standard": 12.0, "hard": 10.0}))
         pairs = [(a, b) for a in objs for b in objs if a is not b]
         for i in ctx.rng.permutation(len(pairs)):
             a, b = pairs[int(i)]

@@ -189,7 +189,7 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
             continue
         path, lead, last = walked
         z = path[-1]
-        if z.category == x.category:
+        if z.category == x.category or not pano.unique(z):
             continue
         # a walk with its second-to-last hop skipped: the slip of losing count of the hops
         skipped = compositional_answer(scene, x.category, modes[:-2] + modes[-1:])[-1] if hops >= 2 else None
@@ -197,7 +197,7 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
         hard_objs = [o for o in [runner, *path[-2::-1], skipped] if o is not None and pano.visible(o)]
         pool_objs = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
         picked = distinct_by_name(hard_objs + [pool_objs[int(k)] for k in ctx.rng.permutation(len(pool_objs))],
-                                  (z.category, x.category))
+                                  (z.category, x.category), scene=scene)
         if picked is None:
             continue
         named = {display(x.category): x, display(z.category): z, **picked}
@@ -292,9 +292,9 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
     room_type, want = answer_target(ctx, ROTATION_ANSWERS)
     if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
         return None
-    max_turn = int(ctx.knob("max_turn_deg", {"easy": 90, "standard": 180, "hard": 270}))
-    aim_tol = float(ctx.knob("aim_tolerance_deg", {"easy": 15.0, "standard": 20.0, "hard": 25.0}))
-    rival_margin = float(ctx.knob("rival_margin_deg", {"easy": 20.0, "standard": 15.0, "hard": 12.0}))
+    max_turn = int(ctx.knob("max_turn_deg", {"easy": 90, "standard": 270, "hard": 270}))
+    aim_tol = float(ctx.knob("aim_tolerance_deg", {"easy": 15.0, "standard": 22.0, "hard": 25.0}))
+    rival_margin = float(ctx.knob("rival_margin_deg", {"easy": 20.0, "standard": 13.0, "hard": 12.0}))
     turns = list(range(45, max_turn + 1, 45))
     combos = [(t, d) for t in turns for d in ("clockwise", "counter-clockwise") if not (t == 180 and d == "counter-clockwise")]
     for i in ctx.rng.permutation(len(combos)):
@@ -302,6 +302,9 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         ranked = aimed(scene.objects, turned(cam, turn, direction), TARGETS[target])
         gap0, ans = ranked[0]
         rival = ranked[1][0] if len(ranked) > 1 else 360.0  # every other object, same category included
+        # the answer may have a same-category twin elsewhere (a second plant): the question
+        # names no object, and the rival margin holds against that twin too, so exactly one
+        # piece is in the asked direction; so may the distractors (same rule as the answer)
         if ans.category != want or gap0 > aim_tol or rival - gap0 < rival_margin or not pano.visible(ans):
             continue
         other_dir = "counter-clockwise" if direction == "clockwise" else "clockwise"
@@ -309,7 +312,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
         hard_objs = [next((o for _, o in aimed(scene.objects, c, TARGETS[target]) if pano.visible(o)), None) for c in slips]
         pool = sorted((o for o in scene.objects if pano.visible(o)), key=lambda o: o.id)
         picked = distinct_by_name([h for h in hard_objs if h is not None]
-                                  + [pool[int(k)] for k in ctx.rng.permutation(len(pool))], (ans.category,))
+                                  + [pool[int(k)] for k in ctx.rng.permutation(len(pool))], (ans.category,), scene=None)
         if picked is None:
             continue
         record = pano.record({display(ans.category): ans, **picked},
@@ -377,9 +380,9 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
     objs = pano.referable()
     subtype, want = balanced(ctx, "subtype_answer", REANCHOR_PLAN)
-    min_turn = float(ctx.knob("min_reanchor_turn_deg", {"easy": 0.0, "standard": 60.0, "hard": 100.0}))
+    min_turn = float(ctx.knob("min_reanchor_turn_deg", {"easy": 0.0, "standard": 90.0, "hard": 100.0}))
     if subtype == "left_right":
-        margin = float(ctx.knob("side_margin_deg", {"easy": 30.0, "standard": 20.0, "hard": 15.0}))
+        margin = float(ctx.knob("side_margin_deg", {"easy": 30.0, "standard": 17.0, "hard": 15.0}))
     else:  # 90-degree sectors: the readability contract keeps a quarter bin from each edge
         margin = float(ctx.knob("sector_margin_deg", {"easy": 30.0, "standard": 22.5, "hard": 22.5}))
     trios = [(a, b, c) for a in objs for b in objs for c in objs if len({a.id, b.id, c.id}) == 3]
