@@ -143,3 +143,19 @@ def test_splits_change_labels_not_scenes(serial: Path, tmp_path: Path) -> None:
 def test_bad_split_specification_is_refused() -> None:
     with pytest.raises(ValueError, match="--split"):
         GenerationConfig(suites=["dori"], splits={"holdout": 1.0})
+
+
+def test_a_unit_that_cannot_be_made_is_one_line_and_keeps_finished_units(tmp_path: Path) -> None:
+    """Knob values no room can satisfy: the CLI names the unit and the task's reason in one
+    line (no traceback), exits 1, and the finished units stay for --resume."""
+    out = tmp_path / "ds"
+    cmd = [sys.executable, "-m", "perspecta.cli", "generate", "--task", "pcsr/relative_distance",
+           "--task", "dori/view_parallelism", "-c", "pcsr.distance_margin_m=6", "--n", "1", "--seed", "3",
+           "--workers", "2", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "400"})
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    text = proc.stdout + proc.stderr
+    assert "Traceback" not in text
+    line = next(ln for ln in text.splitlines() if "generation stopped" in ln)
+    assert "pcsr/relative_distance unit 0" in line and "distance_margin_m" in line and "rooms tried" in line
+    assert any((out / ".parts" / "dori" / "view_parallelism").iterdir()), "the finished unit was kept"

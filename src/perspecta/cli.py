@@ -52,6 +52,8 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
               executor: str = "local", ray_address: str | None = None, difficulty: str = "standard",
               sweep: dict | None = None, with_depth: bool = False) -> dict:
     """Run a generation with a progress bar; user errors become one clear line and exit 2."""
+    from perspecta.dataset.generate import UnitFailed
+
     if workers is not None and workers < 1:
         raise _fail(f"--workers must be at least 1, got {workers}")
     try:
@@ -59,6 +61,11 @@ def _generate(out: Path | str, suites: list[str], n: int, seed: int, workers: in
                                        splits or {"test": 1.0}, tasks, suite_config or {},
                                        executor=executor, ray_address=ray_address, difficulty=difficulty,
                                        sweep=sweep, with_depth=with_depth)
+    except UnitFailed as e:
+        console.print(f"[red]error:[/] generation stopped: {e}\n"
+                      "the units finished before it are kept; change the settings (--difficulty, --sweep, "
+                      "--suite-config) or the seed and rerun with --resume", highlight=False)
+        raise typer.Exit(1) from None
     except (FileExistsError, KeyError, ValueError) as e:
         raise _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
     except OSError as e:  # an --out that is a file, or a place that cannot be written

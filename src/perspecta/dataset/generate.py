@@ -138,7 +138,10 @@ class _Worker:
             with_depth=self.config.with_depth,
         )
         with timing.stage("task"):  # what no finer stage claims: task logic, rejection loops
-            items = registry.get_task(unit.suite, unit.task).generate(ctx)
+            try:
+                items = registry.get_task(unit.suite, unit.task).generate(ctx)
+            except Exception as e:
+                raise UnitFailed(unit, e) from e
         mark = timing.start()
         records = [it.to_dict() for it in items]
         for rec in records:
@@ -160,6 +163,24 @@ class _Worker:
         self.store.commit_unit(unit.part_rel, part, self.stage)
         timing.stop(mark, "write")
         return len(records)
+
+
+class UnitFailed(RuntimeError):
+    """A task could not generate one unit (e.g. knob values no sampled scene can satisfy).
+
+    Carries one readable line — which unit, and the task's own reason cut to its first
+    line — because the error crosses a process pool and ends on a user's terminal; the
+    units finished before it stay in the store, so ``--resume`` continues from there."""
+
+    def __init__(self, unit: Unit | str, cause: BaseException | str = "") -> None:
+        if isinstance(unit, str):  # unpickled in the parent: the message is already built
+            super().__init__(unit)
+            return
+        reason = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+        if len(reason) > 400:
+            reason = reason[:400] + " ..."
+        name = type(cause).__name__ if isinstance(cause, BaseException) else "error"
+        super().__init__(f"{unit.suite}/{unit.task} unit {unit.index}: {name}: {reason}")
 
 
 _WORKER: _Worker | None = None

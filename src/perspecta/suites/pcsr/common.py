@@ -401,7 +401,9 @@ def build_unit(
         failures.append(f"{scene.room.room_type if scene.room else '?'}: no well-posed question once rendered")
         if renders >= MAX_RENDERS:
             break
-    raise RuntimeError(f"{ctx.scene_prefix}: no room gave a well-posed {task} question: {failures}")
+    tally = ", ".join(f"{why} x{k}" for why, k in Counter(failures).most_common())
+    raise RuntimeError(f"no room gave a well-posed {task} question ({len(failures)} rooms tried"
+                       f"{', knobs ' + str(ctx.knobs) if ctx.knobs else ''}): {tally}")
 
 
 def make_items(ctx: TaskContext, task: str, pano: Pano, q: Question) -> list[Item]:
