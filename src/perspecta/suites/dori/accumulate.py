@@ -132,9 +132,10 @@ class DoriMetrics:
             totals.update(pattern_count)
             by_type[kind] = {
                 "n_errors": n,
+                # ties by name, so merged shards list the pairs as one pass does
                 "pairs": [{"true": g, "predicted": p, "count": c, "share": c / n,
                            "frequent": c / n > scoring.SYSTEMATIC_SHARE, "patterns": self.error_patterns[(kind, g, p)]}
-                          for (g, p), c in pairs.most_common()],
+                          for (g, p), c in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))],
                 "patterns": {p: pattern_count[p] / n for p in scoring.PATTERNS if pattern_count[p]},
             }
         comp = [sum(c[i] for c in self.compound.values()) for i in range(7)]

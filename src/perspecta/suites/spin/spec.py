@@ -13,7 +13,7 @@ SUITE = Suite(
     leaderboard_metrics=(LeaderboardColumn(
         "consistency %", ("consistency", "consistency"),
         "consistency is SpinBench's mean pairwise agreement (both right or both wrong) within variant groups, "
-        "a failed or unparsed variant counting as wrong"),),
+        "a failed or unparsed variant counting as wrong — so two failures agree: read it beside coverage"),),
     report_section="perspecta.suites.spin.report:build",
     audit_features=_pkg.audit_features,
     eval_image_max_side=_pkg.EVAL_IMAGE_MAX_SIDE,
