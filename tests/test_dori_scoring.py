@@ -1,5 +1,8 @@
-"""DORI scoring on hand-built scored records: soft credit per task, the error-pattern
-analysis, the compound-rotation decomposition, and the seeded random-guess baseline."""
+"""DORI scoring on hand-built scored records: soft credit per task, and the streaming
+accumulator's soft accuracy, error-pattern analysis, compound-rotation decomposition and
+accuracy by number of options against hand-worked values — every record asked in each
+denominator (failed and unparsed are wrong, soft 0) except the error patterns, which are
+over wrong answers naming an option — and the seeded random-guess baseline."""
 
 from __future__ import annotations
 
@@ -11,15 +14,8 @@ from perspecta.score.records import ScoredRecord
 from perspecta.score.registry import record_scorers_for
 from perspecta.suites.registry import suite_spec
 from perspecta.suites.dori import scoring
-from perspecta.suites.dori.scoring import (
-    accuracy_by_n_options,
-    chance_records,
-    compound_decomposition,
-    error_patterns,
-    soft_accuracy,
-    soft_score,
-    systematic_patterns,
-)
+from perspecta.suites.dori.accumulate import DoriMetrics
+from perspecta.suites.dori.scoring import chance_records, soft_score, systematic_patterns
 
 
 def rec(task: str, gold: Any, pred: Any, granularity: str = "granular", **meta: Any) -> ScoredRecord:
@@ -30,6 +26,25 @@ def rec(task: str, gold: Any, pred: Any, granularity: str = "granular", **meta: 
                         prediction=label, correct=label == "A", subtype=f"{task}_{granularity}",
                         granularity=granularity, n_options=len(values),
                         metadata={"option_values": values, "answer_value": gold, **meta})
+
+
+def no_answer(task: str, gold: Any, status: str, granularity: str = "granular") -> ScoredRecord:
+    """A failed request or an unparsed reply to an item whose answer is ``gold`` (4 options)."""
+    values = {"A": gold, "B": None, "C": "x", "D": "y"}
+    return ScoredRecord(item_id=f"dori/{task}/x", suite="dori", task=task, model="m", answer="A", status=status,
+                        prediction=None, correct=None if status == "failed" else False,
+                        subtype=f"{task}_{granularity}", granularity=granularity, n_options=4,
+                        metadata={"option_values": values, "answer_value": gold})
+
+
+def fold(records: list[ScoredRecord], *, with_scores: bool = True) -> dict[str, Any]:
+    """The accumulator's result; ``with_scores`` as `perspecta eval` writes records (soft stored)."""
+    acc = DoriMetrics()
+    for r in records:
+        if with_scores:
+            r.scores.update(soft_score(r))
+        acc.add(r.to_dict())
+    return acc.result()
 
 
 @pytest.mark.parametrize(("task", "gold", "pred", "meta", "expected"), [
@@ -84,20 +99,37 @@ def test_registered_with_the_harness() -> None:
         suite_spec("dori").metrics().result())
 
 
-def test_soft_accuracy_metric_by_hand() -> None:
+@pytest.mark.parametrize("with_scores", [True, False])  # soft stored by eval, or recomputed from the record
+def test_soft_accuracy_metric_by_hand(with_scores: bool) -> None:
     rs = [rec("compound_rotation", [90, 90], [90, 90]), rec("compound_rotation", [90, 180], [90, 0]),
           rec("compound_rotation", [0, 90], [180, 0]), rec("viewer_scene_direction", 90, 270)]
-    out = soft_accuracy(rs)["soft_accuracy"]
+    out = fold(rs, with_scores=with_scores)["soft_accuracy"]["soft_accuracy"]
     # compound: hard 1/3; soft (1 + 0.5 + 0) / 3 = 0.5.  viewer-scene: hard 0, soft 0.5
-    assert out["compound_rotation_granular"] == {"n": 3, "hard": pytest.approx(1 / 3), "soft": pytest.approx(0.5)}
-    assert out["viewer_scene_direction_granular"] == {"n": 1, "hard": 0.0, "soft": 0.5}
+    assert out["compound_rotation_granular"] == {"n": 3, "failed": 0, "unparsed": 0, "hard": pytest.approx(1 / 3),
+                                                 "soft": pytest.approx(0.5)}
+    assert out["viewer_scene_direction_granular"] == {"n": 1, "failed": 0, "unparsed": 0, "hard": 0.0, "soft": 0.5}
+
+
+def test_failed_and_unparsed_lower_soft_and_hard_accuracy() -> None:
+    """Old behaviour: failed records were skipped (viewer-scene soft 0.5 over 1 record); now
+    they are asked items with no credit: (0.5 + 0 + 0) / 3."""
+    vs = "viewer_scene_direction"
+    rs = [rec(vs, 90, 270), no_answer(vs, 90, "failed"), no_answer(vs, 90, "unparsed"), rec(vs, 90, 90)]
+    out = fold(rs)
+    soft = out["soft_accuracy"]["soft_accuracy"]["viewer_scene_direction_granular"]
+    assert soft == {"n": 4, "failed": 1, "unparsed": 1, "hard": 0.25, "soft": pytest.approx((1 + 0.5) / 4)}
+    assert out["accuracy_by_n_options"]["accuracy_by_n_options"]["4"] == {
+        "n": 2, "failed": 1, "unparsed": 1, "accuracy": 0.0, "chance": 0.25}
+    # error patterns: the one wrong answer naming an option; the two without a prediction apart
+    ep = out["error_patterns"]["error_patterns"]
+    assert (ep["n_errors"], ep["failed"], ep["unparsed"]) == (1, 1, 1)
 
 
 def test_error_patterns_by_hand() -> None:
     vp = "view_parallelism"
     rs = [rec(vp, [0.0, 15.0], [65.0, 95.0]), rec(vp, [0.0, 15.0], [65.0, 95.0]),
           rec(vp, [135.0, 180.0], [65.0, 95.0]), rec(vp, [0.0, 15.0], None), rec(vp, [65.0, 95.0], [65.0, 95.0])]
-    out = error_patterns(rs)["error_patterns"]
+    out = fold(rs)["error_patterns"]["error_patterns"]
     t = out["by_type"]["view_parallelism_granular"]
     assert t["n_errors"] == 4  # the fifth record is right
     assert t["patterns"] == {"perpendicular_confusion": 0.5, "angle_compression": 0.25, "uncertainty_cascade": 0.25}
@@ -133,8 +165,8 @@ def test_pattern_types_follow_the_papers_table(task: str, gran: str, gold: Any, 
 def test_systematic_needs_three_models() -> None:
     vp = "view_parallelism"
     frequent = [rec(vp, [0.0, 15.0], [65.0, 95.0])]
-    by_model = {m: error_patterns(frequent) for m in ("a", "b", "c")}
-    by_model["d"] = error_patterns([rec(vp, [135.0, 180.0], [65.0, 95.0])])
+    by_model = {m: fold(frequent)["error_patterns"] for m in ("a", "b", "c")}
+    by_model["d"] = fold([rec(vp, [135.0, 180.0], [65.0, 95.0])])["error_patterns"]
     found = systematic_patterns(by_model)
     assert [(f["true"], f["predicted"], f["models"]) for f in found] == [("[0.0, 15.0]", "[65.0, 95.0]", ["a", "b", "c"])]
     assert found[0]["patterns"] == ["perpendicular_confusion"]
@@ -148,16 +180,37 @@ def test_compound_decomposition_by_hand() -> None:
           rec(cr, [0, 90], [0, 90]),  # both right
           rec(cr, [270, 90], None),  # "cannot be determined": both wrong
           rec(cr, [180, 0], [90, 90]),  # both wrong
-          rec(cr, None, [90, 90])]  # control item: not decomposed
-    out = compound_decomposition(rs)["compound_decomposition"]
-    assert out == {"n": 5, "order_swap": 0.2, "vertical_axis_turn_accuracy": 0.4,
-                   "horizontal_axis_tip_accuracy": 0.2, "both_wrong": 0.6}
+          rec(cr, None, [90, 90]),  # control item: not decomposed
+          no_answer(cr, [90, 90], "failed"), no_answer(cr, [0, 180], "unparsed")]  # both wrong
+    out = fold(rs)["compound_decomposition"]["compound_decomposition"]
+    assert out == {"n": 7, "failed": 1, "unparsed": 1, "order_swap": 1 / 7, "vertical_axis_turn_accuracy": 2 / 7,
+                   "horizontal_axis_tip_accuracy": 1 / 7, "both_wrong": 5 / 7}
 
 
 def test_accuracy_by_n_options() -> None:
     rs = [rec("viewer_scene_direction", 90, 90), rec("viewer_scene_direction", 90, 270)]  # 1 and 2 options
-    out = accuracy_by_n_options(rs)["accuracy_by_n_options"]
-    assert out == {"1": {"n": 1, "accuracy": 1.0, "chance": 1.0}, "2": {"n": 1, "accuracy": 0.0, "chance": 0.5}}
+    out = fold(rs)["accuracy_by_n_options"]["accuracy_by_n_options"]
+    assert out == {"1": {"n": 1, "failed": 0, "unparsed": 0, "accuracy": 1.0, "chance": 1.0},
+                   "2": {"n": 1, "failed": 0, "unparsed": 0, "accuracy": 0.0, "chance": 0.5}}
+
+
+def test_two_halves_merged_equal_the_whole(rounded) -> None:
+    vp, cr = "view_parallelism", "compound_rotation"
+    rs = [rec(vp, [0.0, 15.0], [65.0, 95.0], camera_plane_angle=10.0), rec(vp, [0.0, 15.0], [0.0, 15.0]),
+          rec(vp, [135.0, 180.0], [65.0, 95.0], camera_plane_angle=140.0), no_answer(vp, [0.0, 15.0], "failed"),
+          rec(cr, [90, 180], [180, 90]), rec(cr, [90, 0], [90, 180]), no_answer(cr, [0, 90], "unparsed"),
+          rec("single_axis_rotation", "clockwise", "none", "coarse")]
+    for i, r in enumerate(rs):
+        r.repeat = i % 2
+        r.scores.update(soft_score(r))
+    whole = DoriMetrics()
+    a, b = DoriMetrics(), DoriMetrics()
+    for i, r in enumerate(rs):
+        whole.add(r.to_dict())
+        (a if i % 3 else b).add(r.to_dict())
+    a.merge(b)
+    assert rounded(a.result()) == rounded(whole.result())
+    assert a.tg == whole.tg and a.compound_by_repeat() == whole.compound_by_repeat()
 
 
 def test_random_guess_baseline_hits_one_over_n() -> None:

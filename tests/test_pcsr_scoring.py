@@ -201,3 +201,35 @@ def test_combined_reward_weight_sets() -> None:
     assert all(abs(sum(w) - 1.0) < 1e-9 for w in WEIGHTS.values())
     with pytest.raises(ValueError):
         make_reward("nope")
+
+
+# ------------------------------------------------------------------ run metric
+
+
+def test_strict_relaxed_accuracy_counts_every_record(rounded) -> None:
+    """Per task, per (task, format) and overall over every record asked: a failed request
+    and an unparsed reply score 0 on both; two merged shards give the figures of one pass."""
+    from perspecta.suites.pcsr.accumulate import PcsrMetrics
+
+    def r(task: str, response: str | None, status: str = "ok", answer_type: str = "open") -> dict:
+        return ScoredRecord(item_id=f"pcsr/{task}/x", suite="pcsr", task=task, model="m", answer="sofa",
+                            status=status, response=response, answer_type=answer_type,  # type: ignore[arg-type]
+                            metadata={"answer_aliases": ["couch"], "candidates": ROOM}).to_dict()
+
+    records = [r("relative_distance", "<answer>sofa</answer>"),  # strict and relaxed
+               r("relative_distance", "<answer>the couch</answer>"),  # relaxed only
+               r("relative_distance", None, status="failed"),
+               r("relative_distance", "<answer>chair</answer>", answer_type="mcq"),
+               r("counting", "I cannot tell.", status="unparsed")]
+    whole, a, b = PcsrMetrics(), PcsrMetrics(), PcsrMetrics()
+    for i, rec in enumerate(records):
+        whole.add(rec)
+        (a if i % 2 else b).add(rec)
+    out = whole.result()["strict_relaxed"]
+    assert out["n"] == {"counting": 1, "counting/open": 1, "overall": 5, "relative_distance": 4,
+                        "relative_distance/mcq": 1, "relative_distance/open": 3}
+    assert out["strict"]["relative_distance"] == 0.25 and out["relaxed"]["relative_distance"] == 0.5
+    assert out["relaxed"]["relative_distance/open"] == pytest.approx(2 / 3)
+    assert out["relaxed"]["overall"] == 0.4 and out["strict"]["counting"] == 0.0
+    a.merge(b)
+    assert rounded(a.result()) == rounded(whole.result())

@@ -1,27 +1,22 @@
-"""SpinBench metrics: kappa against sklearn and hand-worked values, consistency and the
-CCCC..WWWW patterns on hand-worked groups."""
+"""SpinBench metrics: the streaming accumulator against hand-worked values and sklearn's
+Cohen's kappa, with every record asked in each denominator (a failed or unparsed record
+is a wrong answer: a W in its group, its own "no answer" label for Cohen's kappa)."""
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from perspecta.score.records import ScoredRecord
 from perspecta.suites.registry import suite_spec
-from perspecta.suites.spin.metrics import (
-    PATTERNS,
-    chance_kappa,
-    cohen_kappa,
-    consistency,
-    gaps,
-    group_consistency,
-    kappa_by_subtype,
-    pattern,
-    pattern_counts,
-)
+from perspecta.suites.spin.accumulate import SpinMetrics
+from perspecta.suites.spin.metrics import NO_ANSWER, PATTERNS, chance_kappa, cohen_kappa, group_consistency, pattern
+
+V4 = ("base", "symmetric", "syntactic", "symmetric+syntactic")
 
 
 def rec(group: str, variant: str, correct: bool | None, *, status: str = "ok", repeat: int = 0,
@@ -32,6 +27,21 @@ def rec(group: str, variant: str, correct: bool | None, *, status: str = "ok", r
     return ScoredRecord(item_id=f"{group}/{variant}", suite="spin", task=task, model="m", answer=answer,
                         status=status, prediction=prediction, correct=correct, group=group, variant=variant,
                         repeat=repeat, subtype=subtype, n_options=n_options, metadata=metadata or {})
+
+
+def failed(group: str, variant: str, **kw) -> ScoredRecord:
+    return rec(group, variant, None, status="failed", **kw)
+
+
+def unparsed(group: str, variant: str, **kw) -> ScoredRecord:
+    return rec(group, variant, False, status="unparsed", **kw)
+
+
+def fold(records: list[ScoredRecord]) -> dict:
+    acc = SpinMetrics()
+    for r in records:
+        acc.add(r.to_dict())
+    return acc.result()
 
 
 def test_cohen_kappa_matches_sklearn_on_random_label_sets() -> None:
@@ -47,8 +57,8 @@ def test_cohen_kappa_matches_sklearn_on_random_label_sets() -> None:
         agree = rng.random(n) < rng.random()
         y_pred = [t if a else labels[int(rng.integers(0, k))] for t, a in zip(y_true, agree)]
         if trial % 7 == 0:
-            y_pred = ["<none>" if rng.random() < 0.2 else p for p in y_pred]  # unparsed answers
-        ours = cohen_kappa(y_true, y_pred)
+            y_pred = [NO_ANSWER if rng.random() < 0.2 else p for p in y_pred]  # failed / unparsed answers
+        ours = cohen_kappa(Counter(zip(y_true, y_pred)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # sklearn warns on 0/0
             theirs = float(sk.cohen_kappa_score(y_true, y_pred))
@@ -60,22 +70,49 @@ def test_cohen_kappa_matches_sklearn_on_random_label_sets() -> None:
     assert checked > 250
 
 
+def test_accumulated_cohen_kappa_matches_sklearn_with_failures() -> None:
+    """The accumulator's per-subtype Cohen's kappa is sklearn's on (gold, prediction or
+    "no answer"), failed records included; dropping the failures would give another value."""
+    sk = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(1)
+    records = []
+    for i in range(80):
+        gold = "ABC"[int(rng.integers(3))]
+        kind = rng.random()
+        if kind < 0.15:
+            records.append(failed(f"g{i}", "base", answer=gold, n_options=3))
+        elif kind < 0.25:
+            records.append(unparsed(f"g{i}", "base", answer=gold, n_options=3))
+        else:
+            pred = gold if rng.random() < 0.6 else "ABC"[int(rng.integers(3))]
+            records.append(rec(f"g{i}", "base", pred == gold, answer=gold, prediction=pred, n_options=3))
+    got = fold(records)["kappa"]
+    y_true = [r.answer for r in records]
+    y_pred = [r.prediction or NO_ANSWER for r in records]
+    assert got["cohen_kappa"]["s"] == pytest.approx(float(sk.cohen_kappa_score(y_true, y_pred)), abs=1e-12)
+    answered = [r for r in records if r.status != "failed"]
+    without_failed = float(sk.cohen_kappa_score([r.answer for r in answered],
+                                                [r.prediction or NO_ANSWER for r in answered]))
+    assert got["cohen_kappa"]["s"] < without_failed
+    n_failed = sum(r.status == "failed" for r in records)
+    n_unparsed = sum(r.status == "unparsed" for r in records)
+    assert (got["n"]["s"], got["failed"]["s"], got["unparsed"]["s"]) == (80, n_failed, n_unparsed)
+    assert n_failed and n_unparsed
+
+
 def test_cohen_kappa_hand_worked() -> None:
     # confusion AA=1, AB=1, BB=2: p_o = 3/4; marginals true (2, 2), pred (1, 3): p_e = 8/16
-    assert cohen_kappa(list("AABB"), list("ABBB")) == pytest.approx(0.5, abs=1e-12)
-    assert cohen_kappa(list("ABAB"), list("BABA")) == pytest.approx(-1.0, abs=1e-12)
-    assert math.isnan(cohen_kappa(list("AAA"), list("AAA")))  # chance agreement 1: undefined
-    with pytest.raises(ValueError, match="differ in length"):
-        cohen_kappa(["A"], ["A", "B"])
+    assert cohen_kappa(Counter(zip("AABB", "ABBB"))) == pytest.approx(0.5, abs=1e-12)
+    assert cohen_kappa(Counter(zip("ABAB", "BABA"))) == pytest.approx(-1.0, abs=1e-12)
+    assert math.isnan(cohen_kappa(Counter(zip("AAA", "AAA"))))  # chance agreement 1: undefined
+    with pytest.raises(ValueError, match="at least one"):
+        cohen_kappa({})
 
 
 def test_chance_kappa_hand_worked() -> None:
-    assert chance_kappa([True, True, False], [2, 2, 2]) == pytest.approx(1 / 3)  # (2/3 - 1/2) / (1/2)
-    assert chance_kappa([True, False], [2, 4]) == pytest.approx(0.2)  # p_e = 3/8: (1/2 - 3/8) / (5/8)
-    assert chance_kappa([True] * 4, [4] * 4) == pytest.approx(1.0)
-    assert chance_kappa([True, False, False, False], [4] * 4) == pytest.approx(0.0)
-    with pytest.raises(ValueError, match="at least 2 options"):
-        chance_kappa([True], [1])
+    assert chance_kappa(2, 3, 3 * 0.5) == pytest.approx(1 / 3)  # (2/3 - 1/2) / (1/2)
+    assert chance_kappa(1, 2, 0.5 + 0.25) == pytest.approx(0.2)  # p_e = 3/8: (1/2 - 3/8) / (5/8)
+    assert chance_kappa(1, 4, 1.0) == pytest.approx(0.0)
 
 
 def test_group_consistency_and_pattern_hand_worked() -> None:
@@ -95,60 +132,105 @@ def _groups() -> list[ScoredRecord]:
         # g2: base right, symmetric wrong -> 0
         rec("g2", "base", True), rec("g2", "symmetric", False),
         # g3: three wrong (one unparsed counts as wrong) -> 1
-        rec("g3", "base", False), rec("g3", "symmetric", False),
-        rec("g3", "syntactic", False, status="unparsed", prediction=None),
+        rec("g3", "base", False), rec("g3", "symmetric", False), unparsed("g3", "syntactic"),
         # g4: complete and all wrong; g5: complete and all right
-        *[rec("g4", v, False) for v in ("base", "symmetric", "syntactic", "symmetric+syntactic")],
-        *[rec("g5", v, True) for v in ("base", "symmetric", "syntactic", "symmetric+syntactic")],
-        # a failed request is no outcome: g6 keeps one variant and drops out
-        rec("g6", "base", True), rec("g6", "symmetric", None, status="failed", prediction=None),
+        *[rec("g4", v, False) for v in V4],
+        *[rec("g5", v, True) for v in V4],
+        # g6: base right, the symmetric request failed: a W, so the pair disagrees -> 0
+        rec("g6", "base", True), failed("g6", "symmetric"),
+        # g7: complete; the syntactic request failed: C C W C -> 3 of 6 pairs agree
+        rec("g7", "base", True), rec("g7", "symmetric", True), failed("g7", "syntactic"),
+        rec("g7", "symmetric+syntactic", True),
     ]
 
 
 def test_consistency_over_groups_hand_worked() -> None:
-    out = consistency(_groups())
-    assert out["n_groups"] == 5
-    assert out["consistency"] == pytest.approx((0.5 + 0.0 + 1.0 + 1.0 + 1.0) / 5)
-    # base~symmetric agrees in g1, g3, g4, g5, not g2
-    assert out["by_pair"]["base~symmetric"] == pytest.approx(4 / 5)
-    # base~syntactic: g1 disagree, g3 agree, g4 agree, g5 agree
-    assert out["by_pair"]["base~syntactic"] == pytest.approx(3 / 4)
+    out = fold(_groups())["consistency"]
+    assert out["n_groups"] == 7
+    assert out["consistency"] == pytest.approx((0.5 + 0.0 + 1.0 + 1.0 + 1.0 + 0.0 + 0.5) / 7)
+    assert (out["n_records"], out["failed"], out["unparsed"]) == (4 + 2 + 3 + 4 + 4 + 2 + 4, 2, 1)
+    # base~symmetric agrees in g1, g3, g4, g5, g7, not g2 or g6 (failed = W)
+    assert out["by_pair"]["base~symmetric"] == pytest.approx(5 / 7)
+    # base~syntactic: g1 disagree, g3 agree, g4 agree, g5 agree, g7 disagree
+    assert out["by_pair"]["base~syntactic"] == pytest.approx(3 / 5)
+
+
+def test_failures_lower_consistency_where_skipping_them_would_not() -> None:
+    """Old behaviour: a failed variant dropped out and an all-right group with one failure
+    scored 1.0. Now it is a W: two right + one failed = 1 of 3 pairs agree."""
+    out = fold([rec("g", "base", True), rec("g", "symmetric", True), failed("g", "syntactic")])["consistency"]
+    assert out["consistency"] == pytest.approx(1 / 3)
+    assert fold([rec("g", "base", True), failed("g", "symmetric")])["consistency"]["n_groups"] == 1
 
 
 def test_pattern_counts_hand_worked() -> None:
-    out = pattern_counts(_groups())
-    assert out["n_groups"] == 3
-    assert out["patterns"]["CCWC"] == 1 and out["patterns"]["WWWW"] == 1 and out["patterns"]["CCCC"] == 1
-    assert sum(out["patterns"].values()) == 3 and len(out["patterns"]) == 16
-    assert out["perfect_rate"] == pytest.approx(2 / 3)
+    out = fold(_groups())["patterns"]
+    assert out["n_groups"] == 4  # g1, g4, g5, g7
+    assert out["patterns"]["CCWC"] == 2 and out["patterns"]["WWWW"] == 1 and out["patterns"]["CCCC"] == 1
+    assert sum(out["patterns"].values()) == 4 and len(out["patterns"]) == 16
+    assert out["perfect_rate"] == pytest.approx(2 / 4)
+    assert (out["n_records"], out["failed"], out["unparsed"]) == (16, 1, 0)
 
 
 def test_repeats_are_separate_groups_and_duplicates_are_refused() -> None:
     rs = [rec("g", "base", True, repeat=0), rec("g", "symmetric", True, repeat=0),
           rec("g", "base", True, repeat=1), rec("g", "symmetric", False, repeat=1)]
-    assert consistency(rs)["consistency"] == pytest.approx(0.5)
+    assert fold(rs)["consistency"]["consistency"] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="two records of variant"):
-        consistency([rec("g", "base", True), rec("g", "base", False)])
+        fold([rec("g", "base", True), failed("g", "base")])
 
 
-def test_kappa_by_subtype_and_gaps() -> None:
+def test_kappa_by_subtype_counts_failed_and_unparsed_as_wrong() -> None:
     rs = [rec("a", "base", True, subtype="x", n_options=4, answer="C"),
           rec("b", "base", False, subtype="x", n_options=4, answer="D", prediction="C"),
-          rec("c", "base", True, subtype="y", n_options=2)]
-    out = kappa_by_subtype(rs)
-    assert out["kappa"]["x"] == pytest.approx((0.5 - 0.25) / 0.75)
-    assert out["accuracy"]["y"] == 1.0 and out["n"]["x"] == 2
-    # gold (C, D) vs predicted (C, C): p_o = 1/2, p_e = (1*2 + 1*0)/4 = 1/2 -> 0
+          failed("c", "base", subtype="x", n_options=4, answer="C"),
+          unparsed("d", "base", subtype="x", n_options=4, answer="D"),
+          rec("e", "base", True, subtype="y", n_options=2), failed("f", "base", subtype="y", n_options=2)]
+    out = fold(rs)["kappa"]
+    # x: 1 right of 4 asked, p_e = 1/4 -> kappa 0 (the answered-only 1/2 would give 1/3)
+    assert out["accuracy"]["x"] == 0.25 and out["kappa"]["x"] == pytest.approx(0.0)
+    assert (out["n"]["x"], out["failed"]["x"], out["unparsed"]["x"]) == (4, 1, 1)
+    # gold C D C D vs predicted C C <none> <none>: p_o = 1/4; marginals gold (C 2, D 2),
+    # pred (C 2, <none> 2): p_e = 2*2/16 = 1/4 -> kappa 0
     assert out["cohen_kappa"]["x"] == pytest.approx(0.0)
+    # y: 1 of 2 right, 2 options -> kappa 0 (it was 1.0 with the failure left out)
+    assert out["accuracy"]["y"] == 0.5 and out["kappa"]["y"] == pytest.approx(0.0)
+
+
+def test_gaps_count_every_record_asked() -> None:
     prem = [rec(f"p{i}", "base", c, task="relation_transformation", metadata={"premise": p})
             for i, (c, p) in enumerate([(True, True), (True, True), (False, False), (True, False)])]
-    frames = [rec("r1", "base", True, task="dynamic_rotation", metadata={"domain": "person", "frame_of_reference": "object"}),
-              rec("r2", "base", False, task="dynamic_rotation", metadata={"domain": "person", "frame_of_reference": "viewer"})]
-    g = gaps(prem + frames)
-    assert g["premise"] == {"with": 1.0, "without": 0.5, "gap": 0.5}
-    assert g["frame_of_reference/dynamic_rotation"]["gap"] == 1.0
+    prem.append(failed("p9", "base", task="relation_transformation", metadata={"premise": True}))
+    person = {"domain": "person"}
+    frames = [rec("r1", "base", True, task="dynamic_rotation", metadata={**person, "frame_of_reference": "object"}),
+              unparsed("r3", "base", task="dynamic_rotation", metadata={**person, "frame_of_reference": "object"}),
+              rec("r2", "base", False, task="dynamic_rotation", metadata={**person, "frame_of_reference": "viewer"})]
+    g = fold(prem + frames)["gaps"]
+    # with a premise: 2 right of 3 asked (one failed); without: 1 of 2
+    assert g["premise"]["with"] == pytest.approx(2 / 3) and g["premise"]["without"] == 0.5
+    assert g["premise"]["gap"] == pytest.approx(2 / 3 - 0.5)
+    assert g["premise"]["counts"]["with"] == {"n": 3, "failed": 1, "unparsed": 0}
+    fr = g["frame_of_reference/dynamic_rotation"]
+    assert (fr["own"], fr["viewer"], fr["gap"]) == (0.5, 0.0, 0.5)
+    assert fr["counts"]["own"] == {"n": 2, "failed": 0, "unparsed": 1}
     assert g["frame_of_reference/canonical_view"]["gap"] is None
 
 
+def test_two_halves_merged_equal_the_whole(rounded) -> None:
+    records = _groups() + [rec(f"k{i}", "base", i % 3 == 0, subtype="k", n_options=3, answer="ABC"[i % 3],
+                               prediction="ABC"[(i * 2) % 3]) for i in range(9)]
+    records += [failed("k9", "base", subtype="k", n_options=3, task="relation_transformation",
+                       metadata={"premise": False})]
+    whole = fold(records)
+    a, b = SpinMetrics(), SpinMetrics()
+    for i, r in enumerate(records):
+        (a if i % 2 else b).add(r.to_dict())
+    a.merge(b)
+    assert rounded(a.result()) == rounded(whole)
+
+
 def test_metrics_are_registered_for_the_suite() -> None:
-    assert {"kappa", "consistency", "patterns", "gaps"} <= set(suite_spec("spin").metrics().result())
+    spec = suite_spec("spin")
+    assert {"kappa", "consistency", "patterns", "gaps"} <= set(spec.metrics().result())
+    (col,) = spec.leaderboard_metrics
+    assert col.value(fold(_groups())) == pytest.approx(fold(_groups())["consistency"]["consistency"])

@@ -7,6 +7,7 @@ HTML sorts numerically by the leading number of a cell (``—`` sorts last).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 DASH = "—"
@@ -23,6 +24,19 @@ def num(x: float | None, digits: int = 3) -> str:
 
 def signed(x: float | None, digits: int = 3) -> str:
     return DASH if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.{digits}f}"
+
+
+def asked(n: int, failed: int = 0, unparsed: int = 0) -> str:
+    """The records in a figure's denominator, with how many of them had no answer, so a
+    reader sees coverage beside the figure: ``40``, ``40 (3 failed, 1 unparsed)``."""
+    missing = [f"{k} {what}" for k, what in ((failed, "failed"), (unparsed, "unparsed")) if k]
+    return f"{n} ({', '.join(missing)})" if missing else str(n)
+
+
+def asked_of(counts: Mapping[str, int]) -> str:
+    """:func:`asked` of a mapping with ``n`` and optionally ``failed`` / ``unparsed`` (an accuracy
+    block, a suite metric's counts)."""
+    return asked(counts["n"], counts.get("failed", 0), counts.get("unparsed", 0))
 
 
 def pct_ci(acc: float | None, ci: tuple[float, float] | None) -> str:

@@ -4,10 +4,10 @@ A suite is found through the Python entry-point group ``perspecta.suites`` (each
 names a :class:`Suite` object, e.g. ``dori = "perspecta.suites.dori.spec:SUITE"``), so a
 separately installed package adds a suite without touching perspecta. Everything generic
 code needs from a suite — how many tokens an answer may take, which extra per-record
-scores to compute, which metrics to accumulate, which cheap features the shortcut audit
-may use, the image size sent to models, the difficulty presets, the report section —
-is a field here, read through :mod:`perspecta.suites.registry`, never an
-``if suite == ...`` elsewhere.
+scores to compute, which metrics to accumulate and which of them the leaderboard shows,
+which cheap features the shortcut audit may use, the image size sent to models, the
+difficulty presets, the report section — is a field here, read through
+:mod:`perspecta.suites.registry`, never an ``if suite == ...`` elsewhere.
 """
 
 from __future__ import annotations
@@ -57,6 +57,29 @@ class PromptSettings:
 
 
 @dataclass(frozen=True)
+class LeaderboardColumn:
+    """A figure of the suite's metric shown as a column of the report's leaderboard.
+
+    ``path`` are the keys leading to a share (0..1) in the accumulator's ``result()``,
+    e.g. ``("consistency", "consistency")``; ``meaning`` goes into the leaderboard's
+    caption, so a reader learns what the column counts (and over which records).
+    """
+
+    header: str
+    path: tuple[str, ...]
+    meaning: str = ""
+
+    def value(self, suite_result: Mapping[str, Any]) -> float | None:
+        """The share at ``path`` in one run's suite result, None where it has none."""
+        x: Any = suite_result
+        for key in self.path:
+            if not isinstance(x, Mapping):
+                return None
+            x = x.get(key)
+        return x if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+
+@dataclass(frozen=True)
 class Suite:
     """Everything perspecta knows about one suite.
 
@@ -72,6 +95,8 @@ class Suite:
     # the suite's metric: a factory of a fresh Accumulator (one per run); its result()
     # is the run's ``suite_metrics[<suite>]`` in both `perspecta score` and the report
     metrics: Callable[[], Accumulator] | None = None
+    # figures of that result the leaderboard shows as columns (e.g. a consistency)
+    leaderboard_metrics: Sequence[LeaderboardColumn] = ()
     accuracy_facets: AccuracyFacets | None = None
     audit_features: AuditFeatures | None = None
     audit_metadata_keys: Sequence[str] | None = None

@@ -1,5 +1,5 @@
-"""The leaderboard (accuracy, kappa, consistency, per suite) and the subtype heatmaps
-(SpinBench Fig. 3/33/34, for every suite)."""
+"""The leaderboard (accuracy, kappa, the figures suites declare as leaderboard columns, per
+suite) and the subtype heatmaps (SpinBench Fig. 3/33/34, for every suite)."""
 
 from __future__ import annotations
 
@@ -12,26 +12,35 @@ from perspecta.report.context import Context, Section
 from perspecta.report.sections.common import kappa_of, mean_sd, run_kappa
 from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, num, pct, pct_ci
+from perspecta.suites.registry import suite_spec
+from perspecta.suites.spec import LeaderboardColumn
+
+
+def _declared_columns(suites: list[str]) -> list[tuple[str, LeaderboardColumn]]:
+    """(suite, column) for every leaderboard column the runs' suites declare in their specs."""
+    return [(s, col) for s in suites if (spec := suite_spec(s)) is not None for col in spec.leaderboard_metrics]
 
 
 def leaderboard(ctx: Context) -> Section:
+    suites = sorted({s for r in ctx.runs for s in r["by_suite"]})
+    declared = _declared_columns(suites)
     sec = Section("leaderboard", "Leaderboard",
                   "Accuracy over every item asked (failed requests and unparsed replies count as wrong) with a 95% "
                   "bootstrap interval; coverage = answered / asked beside it; answered-only accuracy (correct / "
                   "answered) is secondary. κ = (acc − p_e)/(1 − p_e) over the multiple-choice and yes/no records, "
-                  "p_e the mean chance rate 1/k; consistency is SpinBench's mean pairwise agreement within 4-variant "
-                  "groups. Click a column header to sort.")
+                  "p_e the mean chance rate 1/k, failed and unparsed counting wrong; "
+                  + "".join(f"{col.meaning}; " for _, col in declared if col.meaning)
+                  + "click a column header to sort.")
     if not ctx.runs and not ctx.human:
         sec.omitted = "no scored records"
         return sec
-    suites = sorted({s for r in ctx.runs for s in r["by_suite"]})
     table = Table("leaderboard", "Leaderboard", ["model", "mode", "n", "accuracy % [95% CI]", "coverage %", "κ",
-                                                 "consistency %", *[f"{s} %" for s in suites],
+                                                 *[col.header for _, col in declared], *[f"{s} %" for s in suites],
                                                  "answered-only acc. %"], sortable=True)
     for run, st in sorted(zip(ctx.runs, ctx.states), key=lambda p: -(p[0]["accuracy"] or 0.0)):
-        cons = _consistency(run)
         table.rows.append([ctx.label(run), run["prompt_mode"], str(run["n"]), pct_ci(run["accuracy"], run["ci95"]),
-                           pct(run["coverage"]), num(run_kappa(st)), pct(cons),
+                           pct(run["coverage"]), num(run_kappa(st)),
+                           *[pct(col.value(run["suite_metrics"].get(s) or {})) for s, col in declared],
                            *[pct(run["by_suite"].get(s, {}).get("accuracy")) for s in suites],
                            pct(run.get("accuracy_answered"))])
     if ctx.human:
@@ -44,20 +53,11 @@ def leaderboard(ctx: Context) -> Section:
         km, _ = mean_sd([run_kappa(h) for h in ctx.human])
         table.rows.append([f"Human ({len(ctx.human)} annotators)", DASH,
                            str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
-                           DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km), DASH, *per_suite, DASH])
+                           DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km),
+                           *[DASH for _ in declared], *per_suite, DASH])
     sec.blocks.append(table)
     sec.blocks.append(_runs_table(ctx))
     return sec
-
-
-def _consistency(run: dict) -> float | None:
-    """A run's variant-group consistency: the one suite metric named ``consistency`` that
-    carries a value (SpinBench's; None when no suite of the run reports one)."""
-    for metrics in run["suite_metrics"].values():
-        value = (metrics.get("consistency") or {}).get("consistency") if isinstance(metrics, dict) else None
-        if value is not None:
-            return value
-    return None
 
 
 def _runs_table(ctx: Context) -> Table:

@@ -3,8 +3,9 @@
 Seven tasks, each asking a coarse (categorical) and a granular (angular) question, each
 from its own rendered scene so both levels' answers are balanced; DORI's five-part
 structured prompt (or the unstructured ablation, ``prompt_style``); a "Cannot be
-determined" option that is right for objects without a front; soft accuracy and the
-paper's error analyses in :mod:`perspecta.suites.dori.scoring`.
+determined" option that is right for objects without a front; soft credit and the
+paper's error-pattern rules per record in :mod:`perspecta.suites.dori.scoring`, folded
+over a run by :mod:`perspecta.suites.dori.accumulate`.
 
 Suite settings read by generic code (``registry.suite_setting``): ``audit_features``
 (cheap non-skill features for the shortcut audit, :mod:`.audit`) and

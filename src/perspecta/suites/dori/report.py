@@ -11,7 +11,7 @@ import numpy as np
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
 from perspecta.report.summary import block, names
-from perspecta.report.tables import DASH, Table, pct
+from perspecta.report.tables import DASH, Table, asked, asked_of, pct
 from perspecta.suites.dori import scoring as dori_scoring
 
 GRANULARITIES = ("coarse", "granular")
@@ -33,20 +33,23 @@ def _tg(st, task: str, gran: str) -> tuple[float | None, float | None, float | N
 def build(ctx: Context) -> Section:
     sec = Section("dori", "DORI — object orientation",
                   "Hard accuracy and soft accuracy (0.5 credit for the near misses of the DORI paper) per task "
-                  "and granularity, as Tables 2/3; C = coarse, G = granular.")
+                  "and granularity, as Tables 2/3; C = coarse, G = granular. Every item asked is in each "
+                  "denominator: a failed request or an unparsed reply is wrong, with soft credit 0; the n columns "
+                  "say how many were asked and how many of those failed or were unparsed.")
     pairs = ctx.with_suite("dori")
     if not pairs:
         sec.omitted = "no DORI records in the results"
         return sec
     tasks = sorted({t for _, st in pairs for (t, _g, _r) in st.suites["dori"].tg})
     cols = [f"{t} {g[0].upper()}" for t in tasks for g in GRANULARITIES]
-    table = Table("dori-tasks", "DORI accuracy per task (hard / soft %, ± SEM over repeats)",
-                  ["model", *cols, "avg C", "avg G"], sortable=True)
+    table = Table("dori-tasks", "DORI accuracy per task (hard / soft % of every item asked, ± SEM over repeats)",
+                  ["model", "n asked", *cols, "avg C", "avg G"], sortable=True)
     bars: dict[str, list[float]] = {}
     errs: dict[str, list[float]] = {}
     any_repeats = False
     for run, st in pairs:
-        row = [ctx.label(run)]
+        b = run["by_suite"]["dori"]
+        row = [ctx.label(run), asked_of(b)]
         avg: dict[str, list[float]] = {g: [] for g in GRANULARITIES}
         bars[ctx.label(run)], errs[ctx.label(run)] = [], []
         for t in tasks:
@@ -115,8 +118,9 @@ def _error_patterns(ctx: Context, sec: Section, pairs) -> None:
                     seen.append(p)
     systematic = dori_scoring.systematic_patterns(by_model)
     t10 = Table("dori-systematic-errors", "Systematic error patterns (Table 10): confusion pairs above "
-                f"{100 * dori_scoring.SYSTEMATIC_SHARE:.0f}% of a run's errors in ≥ {dori_scoring.SYSTEMATIC_MODELS} "
-                "distinct models", ["question type", "true answer", "predicted", "models", "pattern type"])
+                f"{100 * dori_scoring.SYSTEMATIC_SHARE:.0f}% of a run's confusions (wrong answers naming an option; "
+                f"failed and unparsed replies name none) in ≥ {dori_scoring.SYSTEMATIC_MODELS} distinct models",
+                ["question type", "true answer", "predicted", "models", "pattern type"])
     for s in systematic:
         t10.rows.append([s["type"], s["true"], s["predicted"], ", ".join(s["models"]),
                          ", ".join(p.replace("_", " ") for p in s["patterns"]) or DASH])
@@ -124,23 +128,31 @@ def _error_patterns(ctx: Context, sec: Section, pairs) -> None:
         t10.note = (f"Needs errors of at least {dori_scoring.SYSTEMATIC_MODELS} distinct models; this report has "
                     f"{len(by_model)} ({len(by_run)} runs).")
     sec.blocks.append(t10)
-    share = Table("dori-pattern-share", "Share of each run's DORI errors per pattern type (%)",
-                  ["model", "errors", *[p.replace("_", " ") for p in dori_scoring.PATTERNS]], sortable=True)
+    share = Table("dori-pattern-share", "Share of each run's DORI confusions per pattern type (%): over the wrong "
+                  "answers that name an option; replies without a prediction are counted apart, not in the shares",
+                  ["model", "confusions", "no prediction", *[p.replace("_", " ") for p in dori_scoring.PATTERNS]],
+                  sortable=True)
     for label, out in by_run.items():
         ep = out["error_patterns"]
-        share.rows.append([label, str(ep["n_errors"]), *[pct(ep["pattern_share"][p]) for p in dori_scoring.PATTERNS]])
+        missing = ep.get("failed", 0) + ep.get("unparsed", 0)
+        share.rows.append([label, str(ep["n_errors"]),
+                           f"{missing} ({ep.get('failed', 0)} failed, {ep.get('unparsed', 0)} unparsed)" if missing
+                           else "0", *[pct(ep["pattern_share"][p]) for p in dori_scoring.PATTERNS]])
     sec.blocks.append(share)
 
 
 def _compound(ctx: Context, sec: Section, pairs) -> None:
-    table = Table("dori-compound", "Compound-rotation decomposition, granular (Table 11; mean ± SD over repeats, %)",
-                  ["model", "n", "order swap", "vertical-axis turn right", "horizontal-axis tip right", "both wrong"])
+    table = Table("dori-compound", "Compound-rotation decomposition, granular (Table 11; mean ± SD over repeats, % "
+                  "of every item asked; failed and unparsed replies count as both wrong)",
+                  ["model", "n asked", "order swap", "vertical-axis turn right", "horizontal-axis tip right",
+                   "both wrong"])
     for run, st in pairs:
-        n = run["suite_metrics"]["dori"]["compound_decomposition"]["compound_decomposition"]["n"]
-        if not n:
+        dec = run["suite_metrics"]["dori"]["compound_decomposition"]["compound_decomposition"]
+        if not dec["n"]:
             continue
         d = st.suites["dori"].compound_by_repeat()
-        table.rows.append([ctx.label(run), str(n), *[f"{pct(m)} ± {pct(s)}" for m, s in d.values()]])
+        table.rows.append([ctx.label(run), asked_of(dec),
+                           *[f"{pct(m)} ± {pct(s)}" for m, s in d.values()]])
     if table.rows:
         sec.blocks.append(table)
     else:
@@ -150,16 +162,21 @@ def _compound(ctx: Context, sec: Section, pairs) -> None:
 def _n_options(ctx: Context, sec: Section, pairs) -> None:
     series = {}
     chance: dict[int, float] = {}
+    counts = []
     for run, _ in pairs:
         by_n = run["suite_metrics"]["dori"]["accuracy_by_n_options"]["accuracy_by_n_options"]
         ks = sorted(int(k) for k in by_n if int(k) > 0)
         series[ctx.label(run)] = (ks, [100 * by_n[str(k)]["accuracy"] for k in ks])
         chance.update({k: 100 * by_n[str(k)]["chance"] for k in ks})
+        n, failed, unparsed = (sum(by_n[str(k)][f] for k in ks) for f in ("n", "failed", "unparsed"))
+        counts.append(f"{ctx.label(run)} {asked(n, failed, unparsed)}")
     ks = sorted(chance)
     if not ks:
         sec.notes.append("Fig. 10 omitted: no records with a number of options.")
         return
-    path, fig = ctx.figure("dori-n-options", "DORI accuracy vs number of options (Fig. 10)")
+    path, fig = ctx.figure("dori-n-options", "DORI accuracy vs number of options (Fig. 10)",
+                           "Accuracy over every item asked, failed and unparsed counting wrong; n asked: "
+                           + "; ".join(counts))
     figures.lines(series, fig.title, "number of options", "accuracy %", path,
                   reference=(ks, [chance[k] for k in ks], "chance"))
     sec.blocks.append(fig)
@@ -170,11 +187,13 @@ def _breakdown(ctx: Context, sec: Section, pairs, meta: str) -> None:
     if not keys:
         sec.notes.append(f"Breakdown by {meta} omitted: DORI records carry no metadata[{meta!r}].")
         return
-    table = Table(f"dori-by-{meta}", f"DORI accuracy by object {meta} (%, n)", [meta, *[ctx.label(r) for r, _ in pairs]])
+    table = Table(f"dori-by-{meta}", f"DORI accuracy by object {meta} (% of every item asked, n asked)",
+                  [meta, *[ctx.label(r) for r, _ in pairs]])
     for k in keys:
         row = [k]
         for _, st in pairs:
             b = block(st, meta, k) if k in names(st, meta) else None
-            row.append(DASH if not b or b["accuracy"] is None else f"{pct(b['accuracy'])} ({b['answered']})")
+            row.append(DASH if not b or b["accuracy"] is None
+                       else f"{pct(b['accuracy'])} ({asked_of(b)})")
         table.rows.append(row)
     sec.blocks.append(table)

@@ -1,5 +1,7 @@
-"""DORI scoring: soft accuracy, the systematic error patterns and the compound-rotation
-decomposition of the paper's appendix L, as functions over scored records.
+"""DORI scoring per record: soft credit and the error-pattern types of a confusion (the
+paper's appendix L), and the cross-model systematic-pattern rule. The run-level figures
+(soft accuracy, error patterns, the compound-rotation decomposition, accuracy by number of
+options) are folded from these by :class:`perspecta.suites.dori.accumulate.DoriMetrics`.
 
 Every DORI item stores ``metadata["option_values"]`` (label -> machine-readable value:
 a bin, an angle, an operation list; None for "Cannot be determined") and
@@ -24,7 +26,7 @@ allowed); we apply the stated 45-degree window symmetrically.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,7 +34,6 @@ import numpy as np
 
 from perspecta.score.records import ScoredRecord
 
-SUITE = "dori"
 PATTERNS = ("perpendicular_confusion", "directional_reversal", "angle_compression", "frontal_bias",
             "rotational_symmetry_confusion", "uncertainty_cascade")
 SYSTEMATIC_SHARE = 0.05  # a confusion pair is systematic above 5% of a model's errors ...
@@ -101,26 +102,6 @@ def soft_score(rec: ScoredRecord) -> dict[str, float]:
     if rec.correct:
         return {"soft": 1.0}
     return {"soft": soft_credit(rec.task, rec.granularity, gold, pred, rec.metadata)}
-
-
-def _scored(records: Iterable[ScoredRecord]) -> list[ScoredRecord]:
-    return [r for r in records if r.suite == SUITE and r.status != "failed"]
-
-
-def _key(r: ScoredRecord) -> str:
-    return r.subtype or f"{r.task}_{r.granularity}"
-
-
-def soft_accuracy(records: list[ScoredRecord]) -> dict[str, Any]:
-    """Hard and soft accuracy per question type (subtype), over answered and unparsed records."""
-    groups: dict[str, list[ScoredRecord]] = defaultdict(list)
-    for r in _scored(records):
-        groups[_key(r)].append(r)
-    out: dict[str, Any] = {}
-    for k, rs in sorted(groups.items()):
-        soft = [r.scores["soft"] if "soft" in r.scores else soft_score(r).get("soft", 0.0) for r in rs]
-        out[k] = {"n": len(rs), "hard": float(np.mean([bool(r.correct) for r in rs])), "soft": float(np.mean(soft))}
-    return {"soft_accuracy": out}
 
 
 def patterns_of(task: str, granularity: str | None, gold: Any, pred: Any) -> list[str]:
@@ -194,40 +175,6 @@ def text_of(value: Any) -> str:
     return "Cannot be determined" if value is None else str(value)
 
 
-def error_patterns(records: list[ScoredRecord]) -> dict[str, Any]:
-    """Confusion pairs (gold -> predicted value) per question type with their share of that
-    type's errors, flagged ``frequent`` above 5%, and the share of errors per pattern type."""
-    errors: dict[str, list[tuple[Any, Any, ScoredRecord]]] = defaultdict(list)
-    for r in _scored(records):
-        gold, pred, ok = _values(r)
-        if ok and not r.correct:
-            errors[_key(r)].append((gold, pred, r))
-    per_type: dict[str, Any] = {}
-    totals: Counter[str] = Counter()
-    n_errors = 0
-    for k, errs in sorted(errors.items()):
-        pairs: Counter[tuple[str, str]] = Counter()
-        pair_patterns: dict[tuple[str, str], list[str]] = {}
-        pattern_count: Counter[str] = Counter()
-        for gold, pred, r in errs:
-            key = (text_of(gold), text_of(pred))
-            pairs[key] += 1
-            pair_patterns[key] = patterns_of(r.task, r.granularity, gold, pred)
-            pattern_count.update(pair_patterns[key])
-        n = len(errs)
-        n_errors += n
-        totals.update(pattern_count)
-        per_type[k] = {
-            "n_errors": n,
-            "pairs": [{"true": t, "predicted": p, "count": c, "share": c / n, "frequent": c / n > SYSTEMATIC_SHARE,
-                       "patterns": pair_patterns[(t, p)]} for (t, p), c in pairs.most_common()],
-            "patterns": {p: pattern_count[p] / n for p in PATTERNS if pattern_count[p]},
-        }
-    return {"error_patterns": {"by_type": per_type,
-                               "pattern_share": {p: (totals[p] / n_errors if n_errors else 0.0) for p in PATTERNS},
-                               "n_errors": n_errors}}
-
-
 def systematic_patterns(by_model: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The paper's criterion across models: confusion pairs frequent (> 5% of a model's errors
     on that question type) in at least three models. ``by_model`` maps a model name to its
@@ -243,40 +190,6 @@ def systematic_patterns(by_model: dict[str, dict[str, Any]]) -> list[dict[str, A
                     info[key] = p["patterns"]
     return [{"type": k, "true": t, "predicted": p, "models": sorted(ms), "patterns": info[(k, t, p)]}
             for (k, t, p), ms in sorted(seen.items()) if len(ms) >= SYSTEMATIC_MODELS]
-
-
-def compound_decomposition(records: list[ScoredRecord]) -> dict[str, Any]:
-    """Table 11: over granular compound-rotation records whose answer has two components,
-    the share with the components swapped, with the vertical-axis turn right, with the
-    horizontal-axis tip right, and with both wrong ("Cannot be determined" and unparsed
-    answers count as both wrong)."""
-    rows = []
-    for r in _scored(records):
-        if r.task != "compound_rotation" or r.granularity != "granular":
-            continue
-        gold, pred, ok = _values(r)
-        if gold is None:
-            continue
-        rows.append((gold, pred if ok else None))
-    n = len(rows)
-    if n == 0:
-        return {"compound_decomposition": {"n": 0}}
-    swap = sum(1 for g, p in rows if p is not None and g[0] != g[1] and list(p) == [g[1], g[0]])
-    turn = sum(1 for g, p in rows if p is not None and p[0] == g[0])
-    tip = sum(1 for g, p in rows if p is not None and p[1] == g[1])
-    both = sum(1 for g, p in rows if p is None or (p[0] != g[0] and p[1] != g[1]))
-    return {"compound_decomposition": {"n": n, "order_swap": swap / n, "vertical_axis_turn_accuracy": turn / n,
-                                       "horizontal_axis_tip_accuracy": tip / n, "both_wrong": both / n}}
-
-
-def accuracy_by_n_options(records: list[ScoredRecord]) -> dict[str, Any]:
-    """Hard accuracy against the number of options offered, with chance (1/n) beside it."""
-    groups: dict[int, list[bool]] = defaultdict(list)
-    for r in _scored(records):
-        groups[int(r.n_options or r.metadata.get("n_options", 0))].append(bool(r.correct))
-    return {"accuracy_by_n_options": {str(n): {"n": len(v), "accuracy": float(np.mean(v)),
-                                               "chance": 1.0 / n if n else None}
-                                      for n, v in sorted(groups.items())}}
 
 
 def chance_records(items: Iterable[dict[str, Any]], seed: int, model: str = "baseline:uniform") -> list[ScoredRecord]:

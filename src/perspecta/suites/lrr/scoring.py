@@ -17,8 +17,7 @@ to reproduce its numbers in the report's "paper's parsing rule" column).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from typing import Any, Literal
+from typing import Literal
 
 from perspecta.score.extract import yes_no
 from perspecta.score.records import ScoredRecord
@@ -67,39 +66,3 @@ def paper_rule(record: ScoredRecord) -> dict[str, float]:
     if record.status == "failed" or record.response is None:
         return {}
     return {"paper_rule_correct": 1.0 if parse_yes_no(record.response, "paper") == record.answer else 0.0}
-
-
-def _summary(per_task: dict[str, list[float]]) -> dict[str, Any]:
-    acc = {k: 100.0 * sum(v) / len(v) for k, v in sorted(per_task.items())}
-    scores = {k: task_score(p) for k, p in acc.items()}
-    return {
-        "accuracy": {k: round(v, 4) for k, v in acc.items()},
-        "score": {k: round(v, 4) for k, v in scores.items()},
-        "total": round(sum(scores.values()), 4),
-        "max_total": 100.0 * len(scores),
-        "n": {k: len(v) for k, v in sorted(per_task.items())},
-    }
-
-
-def lrr_score(records: list[ScoredRecord]) -> dict[str, Any]:
-    """Per-task accuracy (percent) and LRR score, and their total, per prompt mode.
-
-    Unparsed and failed responses count as wrong (they are in the denominator). Next to
-    the strict numbers, ``paper_rule`` recomputes accuracy with the paper's parsing rule
-    from each record's raw response (records without a response count as wrong).
-    """
-    by_mode: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    by_mode_paper: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        if r.answer_type != "yesno":
-            raise ValueError(f"record {r.item_id}: LRR scores yes/no items, got answer_type {r.answer_type!r}")
-        key = task_key(r)
-        by_mode[r.prompt_mode][key].append(1.0 if r.correct else 0.0)
-        paper = r.scores.get("paper_rule_correct")
-        if paper is None:
-            paper = paper_rule(r).get("paper_rule_correct", 0.0)
-        by_mode_paper[r.prompt_mode][key].append(paper)
-    out: dict[str, Any] = {}
-    for mode in sorted(by_mode):
-        out[mode] = {**_summary(by_mode[mode]), "paper_rule": _summary(by_mode_paper[mode])}
-    return out

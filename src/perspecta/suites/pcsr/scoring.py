@@ -16,7 +16,6 @@ that names no other candidate). the suite spec lists it as a record scorer, whic
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -191,20 +190,3 @@ def pcsr_record_scores(record: ScoredRecord) -> dict[str, float]:
     if record.status == "failed" or record.response is None:
         return {"strict": 0.0, "relaxed": 0.0}
     return score_response(record.response, record.answer, record.metadata, record.answer_type)
-
-
-def strict_relaxed_accuracy(records: list[ScoredRecord]) -> dict[str, Any]:
-    """Strict and relaxed accuracy per task and format (open / yesno / mcq) and overall."""
-    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for r in records:
-        s = r.scores if "strict" in r.scores else pcsr_record_scores(r)
-        for key in (r.task, f"{r.task}/{r.answer_type}", "overall"):
-            acc = sums[key]
-            acc[0] += s["strict"]
-            acc[1] += s["relaxed"]
-            acc[2] += 1
-    return {
-        "strict": {k: v[0] / v[2] for k, v in sorted(sums.items())},
-        "relaxed": {k: v[1] / v[2] for k, v in sorted(sums.items())},
-        "n": {k: int(v[2]) for k, v in sorted(sums.items())},
-    }

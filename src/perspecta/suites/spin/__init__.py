@@ -5,11 +5,12 @@ the stored scene: identity matching, object-relation grounding, dynamic translat
 dynamic rotation, canonical view selection, mental rotation and perspective taking
 (view selection with occlusion levels; relation transformation with and without a
 premise). Static relations come with symmetric / syntactic variants in one ``group``;
-:mod:`perspecta.suites.spin.metrics` holds Cohen's kappa, pairwise consistency and the
-CCCC..WWWW pattern counts.
+:mod:`perspecta.suites.spin.metrics` holds the formulas of Cohen's kappa, pairwise
+consistency and the CCCC..WWWW patterns, :mod:`perspecta.suites.spin.accumulate` folds a
+run's records into them.
 """
 
-from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks and metrics)
+from perspecta.suites.spin import identity, metrics, perspective, relations, rotation  # noqa: F401  (registers tasks)
 from perspecta.suites.spin.training import TRAINING_PRESETS  # noqa: E402,F401  (perspecta train presets)
 from perspecta.suites.spin.audit import audit_features  # noqa: F401  (read by the shortcut audit)
 

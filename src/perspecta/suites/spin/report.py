@@ -13,7 +13,7 @@ from scipy import stats
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
 from perspecta.report.sections.common import kappa_of, mean_sd, repeat_error_bars
-from perspecta.report.tables import DASH, Table, num, pct, signed
+from perspecta.report.tables import DASH, Table, asked, asked_of, num, pct, signed
 from perspecta.suites.spin.metrics import PATTERNS
 
 BASELINE_MODE = "direct"
@@ -22,7 +22,9 @@ BASELINE_MODE = "direct"
 def build(ctx: Context) -> Section:
     sec = Section("spin", "SpinBench — perspective taking and rotation",
                   "κ is accuracy corrected for each item's chance rate 1/k; consistency is the share of agreeing "
-                  "(both right or both wrong) variant pairs of one question, averaged over groups.")
+                  "(both right or both wrong) variant pairs of one question, averaged over groups. Every record "
+                  "asked counts: a failed request or an unparsed reply is a wrong answer (a W in its group); the "
+                  "n columns say how many records were asked and how many of those failed or were unparsed.")
     pairs = ctx.with_suite("spin")
     if not pairs:
         sec.omitted = "no SpinBench records in the results"
@@ -47,11 +49,13 @@ def _consistency(ctx: Context, sec: Section, pairs) -> None:
         c = _spin(run)["consistency"]["consistency"]
         acc = run["by_suite"]["spin"]["accuracy"]
         rows.append((ctx.label(run), acc, c))
-    table = Table("spin-consistency", "SpinBench accuracy and consistency (Fig. 4)",
-                  ["model", "accuracy %", "consistency %", "groups", "perfect (CCCC+WWWW) %"], sortable=True)
+    table = Table("spin-consistency", "SpinBench accuracy and consistency (Fig. 4), over every record asked",
+                  ["model", "accuracy %", "n asked", "consistency %", "groups (2+ variants)", "records in them",
+                   "perfect (CCCC+WWWW) %"], sortable=True)
     for (label, acc, c), (run, _) in sorted(zip(rows, pairs), key=lambda p: -(p[0][2] or -1)):
-        pat = _spin(run)["patterns"]
-        table.rows.append([label, pct(acc), pct(c), str(_spin(run)["consistency"]["n_groups"]), pct(pat["perfect_rate"])])
+        pat, con, b = _spin(run)["patterns"], _spin(run)["consistency"], run["by_suite"]["spin"]
+        table.rows.append([label, pct(acc), asked_of(b), pct(c), str(con["n_groups"]),
+                           asked(con["n_records"], con["failed"], con["unparsed"]), pct(pat["perfect_rate"])])
     sec.blocks.append(table)
     have = [(lab, a, c) for lab, a, c in rows if a is not None and c is not None]
     if not have:
@@ -85,10 +89,11 @@ def _patterns(ctx: Context, sec: Section, pairs) -> None:
     path, fig = ctx.figure("spin-patterns", "Answer patterns of 4-variant groups, CCCC…WWWW (Fig. 35)")
     figures.stacked_bars([ctx.label(r) for r, _ in runs], list(PATTERNS), shares, colors, fig.title, path)
     sec.blocks.append(fig)
-    table = Table("spin-patterns", "Pattern counts per run (base, symmetric, syntactic, both)",
-                  ["model", *PATTERNS])
+    table = Table("spin-patterns", "Pattern counts per run (base, symmetric, syntactic, both; a failed or unparsed "
+                  "variant is a W)", ["model", "groups", "records in them", *PATTERNS])
     for run, pat in runs:
-        table.rows.append([ctx.label(run), *[str(pat["patterns"][k]) for k in PATTERNS]])
+        table.rows.append([ctx.label(run), str(pat["n_groups"]), asked(pat["n_records"], pat["failed"], pat["unparsed"]),
+                           *[str(pat["patterns"][k]) for k in PATTERNS]])
     sec.blocks.append(table)
 
 
@@ -97,7 +102,8 @@ def _augmentation(ctx: Context, sec: Section, pairs) -> None:
     if not keys:
         sec.notes.append("Fig. 36 omitted: no variant pairs.")
         return
-    table = Table("spin-augmentation", "Consistency by augmentation pair (%; Fig. 36)", ["model", *keys])
+    table = Table("spin-augmentation", "Consistency by augmentation pair (%; Fig. 36; a failed or unparsed variant is "
+                  "a W)", ["model", *keys])
     per_key: dict[str, list[float]] = defaultdict(list)
     for run, _ in pairs:
         bp = _spin(run)["consistency"]["by_pair"]
@@ -115,26 +121,32 @@ def _augmentation(ctx: Context, sec: Section, pairs) -> None:
 
 
 def _frames(ctx: Context, sec: Section, pairs) -> None:
-    table = Table("spin-frames", "People's own frame vs the viewer's (Table 3; accuracy % and κ)",
-                  ["model", "task", "own acc", "own κ", "viewer acc", "viewer κ", "gap (own − viewer) acc"])
+    table = Table("spin-frames", "People's own frame vs the viewer's (Table 3; accuracy % and κ over every record "
+                  "asked)", ["model", "task", "own n", "own acc", "own κ", "viewer n", "viewer acc", "viewer κ",
+                             "gap (own − viewer) acc"])
     for run, st in pairs:
         for task in ("dynamic_rotation", "canonical_view"):
             g = _spin(run)["gaps"][f"frame_of_reference/{task}"]
             if g["own"] is None and g["viewer"] is None:
                 continue
-            table.rows.append([ctx.label(run), task, pct(g["own"]), num(st.suites["spin"].gap_kappa(f"frame_of_reference/{task}/own")),
-                               pct(g["viewer"]), num(st.suites["spin"].gap_kappa(f"frame_of_reference/{task}/viewer")),
+            own, view = g["counts"]["own"], g["counts"]["viewer"]
+            table.rows.append([ctx.label(run), task, asked_of(own), pct(g["own"]),
+                               num(st.suites["spin"].gap_kappa(f"frame_of_reference/{task}/own")),
+                               asked_of(view), pct(g["viewer"]),
+                               num(st.suites["spin"].gap_kappa(f"frame_of_reference/{task}/viewer")),
                                signed(None if g["gap"] is None else 100 * g["gap"], 1)])
     if table.rows:
         sec.blocks.append(table)
     else:
         sec.notes.append("Table 3 omitted: no person items with own/viewer frames of reference.")
-    prem = Table("spin-premise", "Premise gap: relation transformation with − without the premise (accuracy %)",
-                 ["model", "with premise", "without premise", "gap"])
+    prem = Table("spin-premise", "Premise gap: relation transformation with − without the premise (accuracy % over "
+                 "every record asked)", ["model", "with n", "with premise", "without n", "without premise", "gap"])
     for run, _ in pairs:
         g = _spin(run)["gaps"]["premise"]
         if g["with"] is not None or g["without"] is not None:
-            prem.rows.append([ctx.label(run), pct(g["with"]), pct(g["without"]),
+            w, wo = g["counts"]["with"], g["counts"]["without"]
+            prem.rows.append([ctx.label(run), asked_of(w), pct(g["with"]),
+                              asked_of(wo), pct(g["without"]),
                               signed(None if g["gap"] is None else 100 * g["gap"], 1)])
     if prem.rows:
         sec.blocks.append(prem)

@@ -2,7 +2,7 @@
 
 from perspecta.suites import spin as _pkg
 from perspecta.suites.spin.accumulate import SpinMetrics
-from perspecta.suites.spec import PromptSettings, Suite
+from perspecta.suites.spec import LeaderboardColumn, PromptSettings, Suite
 
 SUITE = Suite(
     name="spin",
@@ -10,6 +10,10 @@ SUITE = Suite(
     description="perspective taking and rotation, with symmetric / syntactic variant groups",
     prompt=PromptSettings(max_tokens=256),
     metrics=SpinMetrics,
+    leaderboard_metrics=(LeaderboardColumn(
+        "consistency %", ("consistency", "consistency"),
+        "consistency is SpinBench's mean pairwise agreement (both right or both wrong) within variant groups, "
+        "a failed or unparsed variant counting as wrong — so two failures agree: read it beside coverage"),),
     report_section="perspecta.suites.spin.report:build",
     audit_features=_pkg.audit_features,
     eval_image_max_side=_pkg.EVAL_IMAGE_MAX_SIDE,
