@@ -118,6 +118,8 @@ def test_chance_kappa_hand_worked() -> None:
 def test_group_consistency_and_pattern_hand_worked() -> None:
     assert group_consistency([True, True, False, True]) == pytest.approx(0.5)  # 3 of 6 pairs agree
     assert group_consistency([False, False]) == 1.0
+    assert group_consistency([None, None]) == 0.0  # two missing answers do not agree
+    assert group_consistency([True, None, True]) == pytest.approx(1 / 3)
     assert pattern({"base": True, "symmetric": True, "syntactic": False, "symmetric+syntactic": True}) == "CCWC"
     with pytest.raises(ValueError):
         pattern({"base": True, "symmetric": True})
@@ -131,7 +133,7 @@ def _groups() -> list[ScoredRecord]:
         rec("g1", "symmetric+syntactic", True),
         # g2: base right, symmetric wrong -> 0
         rec("g2", "base", True), rec("g2", "symmetric", False),
-        # g3: three wrong (one unparsed counts as wrong) -> 1
+        # g3: two wrong and one unparsed (no answer: agrees with nothing) -> 1 of 3 pairs
         rec("g3", "base", False), rec("g3", "symmetric", False), unparsed("g3", "syntactic"),
         # g4: complete and all wrong; g5: complete and all right
         *[rec("g4", v, False) for v in V4],
@@ -147,12 +149,12 @@ def _groups() -> list[ScoredRecord]:
 def test_consistency_over_groups_hand_worked() -> None:
     out = fold(_groups())["consistency"]
     assert out["n_groups"] == 7
-    assert out["consistency"] == pytest.approx((0.5 + 0.0 + 1.0 + 1.0 + 1.0 + 0.0 + 0.5) / 7)
+    assert out["consistency"] == pytest.approx((0.5 + 0.0 + 1 / 3 + 1.0 + 1.0 + 0.0 + 0.5) / 7)
     assert (out["n_records"], out["failed"], out["unparsed"]) == (4 + 2 + 3 + 4 + 4 + 2 + 4, 2, 1)
-    # base~symmetric agrees in g1, g3, g4, g5, g7, not g2 or g6 (failed = W)
+    # base~symmetric agrees in g1, g3, g4, g5, g7, not g2 or g6 (a failed variant agrees with nothing)
     assert out["by_pair"]["base~symmetric"] == pytest.approx(5 / 7)
-    # base~syntactic: g1 disagree, g3 agree, g4 agree, g5 agree, g7 disagree
-    assert out["by_pair"]["base~syntactic"] == pytest.approx(3 / 5)
+    # base~syntactic: g1 disagree, g3 disagree (unparsed), g4 agree, g5 agree, g7 disagree (failed)
+    assert out["by_pair"]["base~syntactic"] == pytest.approx(2 / 5)
 
 
 def test_failures_lower_consistency_where_skipping_them_would_not() -> None:
@@ -161,6 +163,10 @@ def test_failures_lower_consistency_where_skipping_them_would_not() -> None:
     out = fold([rec("g", "base", True), rec("g", "symmetric", True), failed("g", "syntactic")])["consistency"]
     assert out["consistency"] == pytest.approx(1 / 3)
     assert fold([rec("g", "base", True), failed("g", "symmetric")])["consistency"]["n_groups"] == 1
+    # a run whose every request failed is not consistent: failures never agree with each other
+    all_failed = fold([failed("g", v) for v in V4])
+    assert all_failed["consistency"]["consistency"] == 0.0
+    assert all_failed["patterns"]["patterns"]["WWWW"] == 1 and all_failed["patterns"]["perfect_rate"] == 0.0
 
 
 def test_pattern_counts_hand_worked() -> None:

@@ -25,12 +25,18 @@ from perspecta.suites.spin.metrics import (
     VARIANT_ORDER,
     chance_kappa,
     cohen_kappa,
+    agree,
     group_consistency,
     pattern,
 )
 
 _STRIDE = 4  # bits per variant in a group's mask
 _SEEN, _RIGHT, _UNPARSED, _FAILED = 1, 2, 4, 8
+
+
+def _outcome(bits: int) -> bool | None:
+    """A variant's outcome for consistency: right, wrong, or None when it has no answer."""
+    return None if bits & (_FAILED | _UNPARSED) else bool(bits & _RIGHT)
 
 
 def _rank(v: str) -> tuple[int, str]:
@@ -151,9 +157,10 @@ class SpinMetrics:
         return {i: b for i in range(len(self.variants)) if (b := mask >> (_STRIDE * i) & 0xF) & _SEEN}
 
     def consistency(self) -> dict[str, Any]:
-        """Mean pairwise consistency over groups with 2+ variants (a failed or unparsed variant
-        is a W), overall and per augmentation pair; with the records those groups hold and
-        how many of them failed or were unparsed."""
+        """Mean pairwise consistency over groups with 2+ variants (a pair with a failed or
+        unparsed variant never agrees, see :func:`.metrics.agree`), overall and per
+        augmentation pair; with the records those groups hold and how many of them failed
+        or were unparsed."""
         variants = sorted(self.variants, key=self.variants.__getitem__)
         order = sorted(range(len(variants)), key=lambda i: _rank(variants[i]))
         by_pair: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -164,11 +171,12 @@ class SpinMetrics:
             if len(g) < 2:
                 continue
             present = [i for i in order if i in g]
+            outcome = {i: _outcome(g[i]) for i in present}
             for a, b in itertools.combinations(present, 2):
                 cell = by_pair[f"{variants[a]}~{variants[b]}"]
-                cell[0] += bool(g[a] & _RIGHT) == bool(g[b] & _RIGHT)
+                cell[0] += agree(outcome[a], outcome[b])
                 cell[1] += 1
-            per_group.append(group_consistency([bool(g[i] & _RIGHT) for i in present]))
+            per_group.append(group_consistency([outcome[i] for i in present]))
             counts.update(_status_counts(g.values()))
         return {"consistency": float(np.mean(per_group)) if per_group else None, "n_groups": len(per_group),
                 "n_records": counts["n"], "failed": counts["failed"], "unparsed": counts["unparsed"],
@@ -179,16 +187,19 @@ class SpinMetrics:
         rate, and the records of those groups with how many failed or were unparsed."""
         counts = dict.fromkeys(PATTERNS, 0)
         status = Counter()
+        perfect = 0
         wanted = {self.variants[v] for v in VARIANT_ORDER}
         for mask in self.groups.values():
             g = self._variant_bits(mask)
             if set(g) == wanted:
                 counts[pattern({v: bool(g[self.variants[v]] & _RIGHT) for v in VARIANT_ORDER})] += 1
                 status.update(_status_counts(g.values()))
+                # perfectly consistent: four answers that agree (four failures are not)
+                perfect += all(_outcome(b) is not None for b in g.values()) and len(
+                    {_outcome(b) for b in g.values()}) == 1
         total = sum(counts.values())
         return {"patterns": counts, "n_groups": total, "n_records": status["n"], "failed": status["failed"],
-                "unparsed": status["unparsed"],
-                "perfect_rate": (counts["CCCC"] + counts["WWWW"]) / total if total else None}
+                "unparsed": status["unparsed"], "perfect_rate": perfect / total if total else None}
 
     def gaps(self) -> dict[str, Any]:
         """Premise gap (relation transformation with − without a premise) and frame-of-reference

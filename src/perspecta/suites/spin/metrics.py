@@ -57,12 +57,22 @@ def chance_kappa(correct: float, n: float, inv_k_sum: float) -> float:
     return (correct / n - p_e) / (1.0 - p_e)
 
 
-def group_consistency(outcomes: Sequence[bool]) -> float:
-    """Share of pairs among one group's outcomes that agree (both right or both wrong)."""
+def agree(a: bool | None, b: bool | None) -> bool:
+    """Two variants' outcomes agree: both answered, and both right or both wrong.
+
+    ``None`` is a variant with no answer (failed request or unparsed reply). It agrees
+    with nothing — not even another missing answer — so failures can only lower
+    consistency; counting them as two matching W's would let a run whose every request
+    failed read 100% consistent."""
+    return a is not None and b is not None and a == b
+
+
+def group_consistency(outcomes: Sequence[bool | None]) -> float:
+    """Share of pairs among one group's outcomes that :func:`agree`."""
     if len(outcomes) < 2:
         raise ValueError("a group needs at least two variants for consistency")
     pairs = list(itertools.combinations(outcomes, 2))
-    return sum(a == b for a, b in pairs) / len(pairs)
+    return sum(agree(a, b) for a, b in pairs) / len(pairs)
 
 
 def pattern(outcomes_by_variant: Mapping[str, bool]) -> str:
