@@ -203,9 +203,9 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
     asked = true if yes else [h for h in HEADINGS if h != true][int(rng.integers(3))]
     # how far the true facing may stray from its bin centre: the contract keeps it >= 1/4
     # bin (22.5 deg) from an edge, so 22.5 is the hardest readable value
-    jitter = float(ctx.knob("heading_jitter_deg", {"easy": 10.0, "standard": 20.0, "hard": 22.5}))
-    pitch = float(ctx.knob("camera_pitch_deg", {"easy": 24.0, "standard": 34.0, "hard": 42.0}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    jitter = float(ctx.knob("heading_jitter_deg", {"easy": 10.0, "standard": 22.5, "hard": 22.5}))
+    pitch = float(ctx.knob("camera_pitch_deg", {"easy": 24.0, "standard": 40.0, "hard": 46.0}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     if not 0.0 <= jitter <= 22.5:
         raise ValueError(f"heading_jitter_deg must lie in [0, 22.5] (the bin-margin contract), got {jitter}")
 
@@ -271,8 +271,8 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
     name, subject = _subject(ctx)
     facing = stratum(ctx, "facing", list(HEADINGS))  # matched: one frame's view says nothing
     negative = None if yes else stratum(ctx, "negative", MD_NEGATIVES, per_answer=True)
-    step_lengths = float(ctx.knob("step_body_lengths", {"easy": 1.3, "standard": 0.8, "hard": 0.6}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    step_lengths = float(ctx.knob("step_body_lengths", {"easy": 1.3, "standard": 0.6, "hard": 0.5}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
         lay = Layout(rng, ctx.library)
@@ -363,12 +363,12 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     size = view_size(ctx)
     name, subject = _subject(ctx)
-    move_m = float(ctx.knob("move_m", {"easy": 2.5, "standard": 1.5, "hard": 1.1}))
-    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 10.0, "standard": 18.0, "hard": 30.0}))
+    move_m = float(ctx.knob("move_m", {"easy": 2.5, "standard": 1.3, "hard": 1.1}))
+    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 10.0, "standard": 25.0, "hard": 30.0}))
     if move_m < 1.5 * MOVED_MIN:
         raise ValueError(f"move_m must be at least {1.5 * MOVED_MIN:g} m to be called a move, got {move_m}")
-    turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 90.0, "hard": 180.0}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 180.0, "hard": 180.0}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
