@@ -14,8 +14,8 @@ from perspecta.dataset.schema import check_item
 from perspecta.suites import registry
 from perspecta.suites.lrr.common import question_for_mode
 from perspecta.suites.lrr.depth_camera import derive_ca_m, derive_ca_r, derive_dep
-from perspecta.suites.lrr.objects import derive_hd, derive_m, derive_md
-from perspecta.suites.lrr.position import derive_multi, derive_pos
+from perspecta.suites.lrr.objects import HEADINGS, derive_hd, derive_m, derive_md
+from perspecta.suites.lrr.position import derive_multi, derive_pos, region_of
 from perspecta.suites.lrr.world import ground_point, raised_camera
 from perspecta.world import readability
 from perspecta.world.oracle import move_camera
@@ -233,6 +233,13 @@ def test_generated_units_are_balanced_and_rederive(task_name: str, gen_env) -> N
                 assert Image.open(Path(out) / p).size == (side, side)
             if it.variant == "clear":
                 assert all(not o.id.startswith("obj") for s in ctx.scenes if "-clear" in s.scene_id for o in s.objects)
+            if task_name == "pos":  # same-category distractors stand anywhere but the asked region
+                same = [o.id for o in scenes[it.scene_id].objects if o.id.startswith("same")]
+                assert len(same) == ctx.knobs["n_same_category"] > 0
+                assert all(region_of(scenes[it.scene_id], o) != it.metadata["asked_region"] for o in same)
+            if task_name == "obj_hd" and it.answer == "no":  # near-miss: the neighbouring bin
+                gap = HEADINGS[it.metadata["asked_heading"]] - HEADINGS[it.metadata["true_heading"]]
+                assert gap % 360.0 in (90.0, 270.0)
     assert answers == {"yes", "no"}
 
 
