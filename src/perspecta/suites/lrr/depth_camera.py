@@ -271,7 +271,8 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     turn_text = "; it may also turn slightly while moving" if jitter > 0 else "; it never turns"
     body = (
         f"{labelled_images(4)}\nThe scene stays still. Between shots the camera moves forward, backward, left or "
-        f"right, each relative to the way it was pointing in the earlier shot{turn_text}. Is it true that the camera moved "
+        f"right, each relative to the way it was pointing in the earlier shot{turn_text}. "
+        "Is it true that the camera moved "
         f"{stated[0]} from A to B, {stated[1]} from B to C, and {stated[2]} from C to D? "
         "Say yes only if all three moves are right."
     )

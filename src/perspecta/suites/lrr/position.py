@@ -111,7 +111,8 @@ def _knobs(ctx: TaskContext) -> tuple[int, float, int, float]:
     n_same = int(ctx.knob("n_same_category", {"easy": 0, "standard": 2, "hard": 3}))
     roll = float(ctx.knob("camera_roll_deg", {"easy": 0.0, "standard": 12.0, "hard": 20.0}))
     if not 0 <= n_same <= 3:
-        raise ValueError(f"n_same_category must lie in 0..3 (regions left besides the true and asked ones), got {n_same}")
+        raise ValueError(f"n_same_category must lie in 0..3 (the regions besides the true and asked ones), "
+                         f"got {n_same}")
     return n, height, n_same, roll
 
 
@@ -128,7 +129,8 @@ def _same_category(ctx: TaskContext, lay: Layout, cam: Camera, category: str, re
             obj = None if p is None else lay.place(f"same{i}", inst, p[0], p[1], float(rng.uniform(0, 360)))
             if obj is None:
                 continue
-            if image_region(obj, cam, margin=MARGIN, centre_half=CENTRE_HALF) == region and _clean_box(obj, cam, region):
+            shown = image_region(obj, cam, margin=MARGIN, centre_half=CENTRE_HALF)
+            if shown == region and _clean_box(obj, cam, region):
                 break
             lay.objects.pop()
             lay.rects.pop()
