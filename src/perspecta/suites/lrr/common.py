@@ -2,10 +2,10 @@
 
 LRR asks only yes/no questions, each task exactly half "yes": a unit's answer is
 fixed *before* any geometry is drawn, and the generator then builds the scene that
-makes it true. Units are taken in pairs (0-1, 2-3, ...); a seeded coin, drawn from the
-root seed and not from the unit's own stream, decides which unit of a pair is the "yes"
-one, so any even n is exactly balanced while nothing in an item's id, index or file
-names carries its answer. Other per-unit choices that must not leak the answer (the
+makes it true. Units are taken in pairs (0-1, 2-3, ...); a seeded balanced draw, from
+the root seed and not from the unit's own stream, decides which unit of a pair is the
+"yes" one (:func:`wants_yes`), so any even n is exactly balanced while nothing in an
+item's id, index or file names carries its answer. Other per-unit choices that must not leak the answer (the
 sheep's facing, the true region, ...) are *matched strata* (:func:`stratum`): both
 units of a pair share the value, so it is distributed identically over yes and no. The paper evaluates two prompt modes (answer
 directly; reason first); items carry the direct wording and :func:`question_for_mode`
@@ -57,10 +57,18 @@ def _block_permutation(ctx: TaskContext, name: str, block: int, size: int) -> li
 
 
 def wants_yes(ctx: TaskContext) -> bool:
-    """Whether this unit is a "yes": exactly one unit of each pair (2k, 2k+1) is, which one
-    is a seeded coin per pair, so any even n is an exact 50/50 split and index parity says
-    nothing."""
-    return _block_permutation(ctx, "answer", ctx.index // 2, 2)[ctx.index % 2] == 0
+    """Whether this unit is a "yes": exactly one unit of each pair (2k, 2k+1) is, so any
+    even n is an exact 50/50 split. Which one is not a free coin per pair (with 15 pairs
+    a coin lines parity up with the answer 12 times out of 15 about once in 70 tasks,
+    which the audit's id predictor rightly flags) but a seeded balanced draw: pairs are
+    taken in blocks of four, and among the block's pairs 0 and 2, and again among its
+    pairs 1 and 3, exactly one starts with its "yes". So ``index % 2`` and ``index % 4``
+    are exactly balanced within every block while the seed alone says which unit is which."""
+    pair = ctx.index // 2
+    block, within = divmod(pair, 4)
+    order = _block_permutation(ctx, f"answer{within % 2}", block, 2)
+    yes_first = order[within // 2] == 0
+    return yes_first == (ctx.index % 2 == 0)
 
 
 def pair_rank(ctx: TaskContext) -> int:
