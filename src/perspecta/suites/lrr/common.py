@@ -14,6 +14,8 @@ swaps the closing instruction for the other mode.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -56,19 +58,35 @@ def _block_permutation(ctx: TaskContext, name: str, block: int, size: int) -> li
     return np.random.default_rng(seq).permutation(size).tolist()
 
 
+BALANCE_BLOCK = 24  # units; divisible by every modulus below
+BALANCED_MODULI = (2, 3, 4)  # the index residues the shortcut audit reads from ids and file names
+
+
+@functools.cache
+def _balanced_orders() -> tuple[tuple[bool, ...], ...]:
+    """Every way to pick, for each of a block's 12 pairs, whether its first unit is the
+    "yes", such that each residue class of the unit index modulo 2, 3 and 4 is exactly
+    half "yes" within the block (88 of the 4096 ways)."""
+    pairs = BALANCE_BLOCK // 2
+    out = []
+    for firsts in itertools.product((True, False), repeat=pairs):
+        yes = [u % 2 == 0 if firsts[u // 2] else u % 2 == 1 for u in range(BALANCE_BLOCK)]
+        if all(2 * sum(yes[r::m]) == len(yes[r::m]) for m in BALANCED_MODULI for r in range(m)):
+            out.append(firsts)
+    return tuple(out)
+
+
 def wants_yes(ctx: TaskContext) -> bool:
     """Whether this unit is a "yes": exactly one unit of each pair (2k, 2k+1) is, so any
     even n is an exact 50/50 split. Which one is not a free coin per pair (with 15 pairs
-    a coin lines parity up with the answer 12 times out of 15 about once in 70 tasks,
-    which the audit's id predictor rightly flags) but a seeded balanced draw: pairs are
-    taken in blocks of four, and among the block's pairs 0 and 2, and again among its
-    pairs 1 and 3, exactly one starts with its "yes". So ``index % 2`` and ``index % 4``
-    are exactly balanced within every block while the seed alone says which unit is which."""
-    pair = ctx.index // 2
-    block, within = divmod(pair, 4)
-    order = _block_permutation(ctx, f"answer{within % 2}", block, 2)
-    yes_first = order[within // 2] == 0
-    return yes_first == (ctx.index % 2 == 0)
+    a coin lines some index residue up with the answer often enough for the audit's id
+    predictor to flag it) but a seeded draw, per block of 24 units, among the choices
+    that leave every residue of the index modulo 2, 3 and 4 exactly half "yes" within
+    the block: the seed alone says which unit is which, the index says nothing."""
+    block, offset = divmod(ctx.index, BALANCE_BLOCK)
+    orders = _balanced_orders()
+    pick = _block_permutation(ctx, "answer", block, len(orders))[0]
+    return orders[pick][offset // 2] == (offset % 2 == 0)
 
 
 def pair_rank(ctx: TaskContext) -> int:
