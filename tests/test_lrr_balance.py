@@ -28,8 +28,15 @@ def test_answers_balance_per_pair_and_do_not_follow_parity() -> None:
         yes = [common.wants_yes(_ctx(i, seed)) for i in range(200)]
         assert sum(yes) == 100
         assert all(yes[2 * k] != yes[2 * k + 1] for k in range(100))
-        even_yes = sum(yes[0::2])
-        assert 30 <= even_yes <= 70, f"seed {seed}: {even_yes}/100 even units are yes (parity leaks)"
+        even_yes = sum(yes[0:192:2])
+        assert even_yes == 48, f"seed {seed}: {even_yes}/96 even units are yes (parity leaks)"
+        for m in (2, 3, 4):  # every residue class is half yes within each block of 24 units
+            for start in range(0, 192, 24):
+                block = yes[start:start + 24]
+                assert all(sum(block[r::m]) * 2 == len(block[r::m]) for r in range(m)), (seed, m, start)
+    # and the seed, not the index, says which unit of a pair is the yes
+    firsts = {tuple(common.wants_yes(_ctx(i, seed)) for i in range(0, 16, 2)) for seed in range(6)}
+    assert len(firsts) > 1
     # another root seed or task reshuffles which unit of a pair is yes
     a = [common.wants_yes(_ctx(i, 0)) for i in range(100)]
     assert a != [common.wants_yes(_ctx(i, 1)) for i in range(100)]

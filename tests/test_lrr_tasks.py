@@ -14,9 +14,9 @@ from perspecta.dataset.schema import check_item
 from perspecta.suites import registry
 from perspecta.suites.lrr.common import question_for_mode
 from perspecta.suites.lrr.depth_camera import derive_ca_m, derive_ca_r, derive_dep
-from perspecta.suites.lrr.objects import derive_hd, derive_m, derive_md
-from perspecta.suites.lrr.position import derive_multi, derive_pos
-from perspecta.suites.lrr.world import ground_point
+from perspecta.suites.lrr.objects import HEADINGS, derive_hd, derive_m, derive_md
+from perspecta.suites.lrr.position import derive_multi, derive_pos, region_of
+from perspecta.suites.lrr.world import ground_point, raised_camera
 from perspecta.world import readability
 from perspecta.world.oracle import move_camera
 from perspecta.world.scene import Camera, Pose, Scene, SceneObject
@@ -55,6 +55,32 @@ def test_derive_pos_from_projected_box() -> None:
     amb = _scene("s", [_obj("target", 3.0, 0.0, z=1.5)], [CAM])
     with pytest.raises(ValueError):
         derive_pos(_item(asked_region="top-right"), {"s": amb})
+
+
+def test_derive_pos_counts_same_category_distractors() -> None:
+    # the target sits top-right and a same-category distractor ("same0") bottom-left:
+    # "is there one bottom-left?" is yes, "centre?" is still no
+    s = _scene("s", [_obj("target", 3.0, 0.0, z=2.5), _obj("same0", -3.0, 0.0, z=-1.0)], [CAM])
+    assert derive_pos(_item(asked_region="bottom-left"), {"s": s}) == "yes"
+    assert derive_pos(_item(asked_region="top-right"), {"s": s}) == "yes"
+    assert derive_pos(_item(asked_region="centre"), {"s": s}) == "no"
+    # any other entity (id obj*) of whatever kind does not count
+    o = _scene("s", [_obj("target", 3.0, 0.0, z=2.5), _obj("obj0", -3.0, 0.0, z=-1.0)], [CAM])
+    assert derive_pos(_item(asked_region="bottom-left"), {"s": o}) == "no"
+
+
+def test_rolled_camera_keeps_ground_point_and_tilts_the_horizon() -> None:
+    rng = np.random.default_rng(5)
+    cam = raised_camera(rng, 512, height=(4.0, 4.0), pitch=(30.0, 30.0), roll_max=12.0)
+    up = np.asarray(cam.up)
+    fwd = np.asarray(cam.look_at) - np.asarray(cam.position)
+    assert abs(float(up @ fwd)) < 1e-4  # still perpendicular to the view
+    level = np.cross(np.cross(fwd, [0.0, 0.0, 1.0]), fwd)
+    tilt = np.degrees(np.arccos(float(up @ level) / np.linalg.norm(up) / np.linalg.norm(level)))
+    assert 6.0 - 1e-3 <= tilt <= 12.0 + 1e-3
+    p = ground_point(cam, 300.0, 400.0)
+    assert p is not None
+    assert cam.project(p[None])[0][0] == pytest.approx([300.0, 400.0], abs=1e-6)
 
 
 def test_derive_multi_needs_every_view_right() -> None:
@@ -103,6 +129,12 @@ def test_derive_ca_m_compares_stated_moves() -> None:
     assert derive_ca_m(_item(stated_moves=["backward", "right", "left"]), {"s": s}) == "yes"
     assert derive_ca_m(_item(stated_moves=["backward", "left", "right"]), {"s": s}) == "no"
     assert derive_ca_m(_item(stated_moves=["forward", "right", "left"]), {"s": s}) == "no"
+    # moves with a small turn each: every move is read in the frame of the shot before it
+    b2 = move_camera(a, right=1.0, turn=-4.0)
+    c2 = move_camera(b2, forward=1.0, turn=4.0)
+    d2 = move_camera(c2, right=-1.0, turn=3.0)
+    s2 = _scene("s", [], _named([a, b2, c2, d2]))
+    assert derive_ca_m(_item(stated_moves=["right", "forward", "left"]), {"s": s2}) == "yes"
 
 
 def test_derive_hd_from_egocentric_facing() -> None:
@@ -201,6 +233,13 @@ def test_generated_units_are_balanced_and_rederive(task_name: str, gen_env) -> N
                 assert Image.open(Path(out) / p).size == (side, side)
             if it.variant == "clear":
                 assert all(not o.id.startswith("obj") for s in ctx.scenes if "-clear" in s.scene_id for o in s.objects)
+            if task_name == "pos":  # same-category distractors stand anywhere but the asked region
+                same = [o.id for o in scenes[it.scene_id].objects if o.id.startswith("same")]
+                assert len(same) == ctx.knobs["n_same_category"] > 0
+                assert all(region_of(scenes[it.scene_id], o) != it.metadata["asked_region"] for o in same)
+            if task_name == "obj_hd" and it.answer == "no":  # near-miss: the neighbouring bin
+                gap = HEADINGS[it.metadata["asked_heading"]] - HEADINGS[it.metadata["true_heading"]]
+                assert gap % 360.0 in (90.0, 270.0)
     assert answers == {"yes", "no"}
 
 

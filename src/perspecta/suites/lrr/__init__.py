@@ -5,7 +5,7 @@ Tasks: ``pos``, ``pos_c``, ``pos_s`` (absolute position), ``dep`` (depth order),
 ``obj_m`` (heading, movement direction, movement of an animal subject — the paper's
 sheep or a dog; each also yields a ``clear`` variant with the street clutter removed).
 Every task is exactly half "yes" for an even number of units, with the "yes" unit of
-each pair drawn by a seeded coin (:mod:`.common`). Scoring (the paper's
+each pair a seeded draw that keeps index residues balanced (:mod:`.common`). Scoring (the paper's
 chance-normalised score) is in :mod:`.scoring`; difficulty knobs and presets are
 documented in docs/suites.md.
 """

@@ -2,10 +2,10 @@
 
 LRR asks only yes/no questions, each task exactly half "yes": a unit's answer is
 fixed *before* any geometry is drawn, and the generator then builds the scene that
-makes it true. Units are taken in pairs (0-1, 2-3, ...); a seeded coin, drawn from the
-root seed and not from the unit's own stream, decides which unit of a pair is the "yes"
-one, so any even n is exactly balanced while nothing in an item's id, index or file
-names carries its answer. Other per-unit choices that must not leak the answer (the
+makes it true. Units are taken in pairs (0-1, 2-3, ...); a seeded balanced draw, from
+the root seed and not from the unit's own stream, decides which unit of a pair is the
+"yes" one (:func:`wants_yes`), so any even n is exactly balanced while nothing in an
+item's id, index or file names carries its answer. Other per-unit choices that must not leak the answer (the
 sheep's facing, the true region, ...) are *matched strata* (:func:`stratum`): both
 units of a pair share the value, so it is distributed identically over yes and no. The paper evaluates two prompt modes (answer
 directly; reason first); items carry the direct wording and :func:`question_for_mode`
@@ -14,6 +14,8 @@ swaps the closing instruction for the other mode.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -56,11 +58,35 @@ def _block_permutation(ctx: TaskContext, name: str, block: int, size: int) -> li
     return np.random.default_rng(seq).permutation(size).tolist()
 
 
+BALANCE_BLOCK = 24  # units; divisible by every modulus below
+BALANCED_MODULI = (2, 3, 4)  # the index residues the shortcut audit reads from ids and file names
+
+
+@functools.cache
+def _balanced_orders() -> tuple[tuple[bool, ...], ...]:
+    """Every way to pick, for each of a block's 12 pairs, whether its first unit is the
+    "yes", such that each residue class of the unit index modulo 2, 3 and 4 is exactly
+    half "yes" within the block (88 of the 4096 ways)."""
+    pairs = BALANCE_BLOCK // 2
+    out = []
+    for firsts in itertools.product((True, False), repeat=pairs):
+        yes = [u % 2 == 0 if firsts[u // 2] else u % 2 == 1 for u in range(BALANCE_BLOCK)]
+        if all(2 * sum(yes[r::m]) == len(yes[r::m]) for m in BALANCED_MODULI for r in range(m)):
+            out.append(firsts)
+    return tuple(out)
+
+
 def wants_yes(ctx: TaskContext) -> bool:
-    """Whether this unit is a "yes": exactly one unit of each pair (2k, 2k+1) is, which one
-    is a seeded coin per pair, so any even n is an exact 50/50 split and index parity says
-    nothing."""
-    return _block_permutation(ctx, "answer", ctx.index // 2, 2)[ctx.index % 2] == 0
+    """Whether this unit is a "yes": exactly one unit of each pair (2k, 2k+1) is, so any
+    even n is an exact 50/50 split. Which one is not a free coin per pair (with 15 pairs
+    a coin lines some index residue up with the answer often enough for the audit's id
+    predictor to flag it) but a seeded draw, per block of 24 units, among the choices
+    that leave every residue of the index modulo 2, 3 and 4 exactly half "yes" within
+    the block: the seed alone says which unit is which, the index says nothing."""
+    block, offset = divmod(ctx.index, BALANCE_BLOCK)
+    orders = _balanced_orders()
+    pick = _block_permutation(ctx, "answer", block, len(orders))[0]
+    return orders[pick][offset // 2] == (offset % 2 == 0)
 
 
 def pair_rank(ctx: TaskContext) -> int:

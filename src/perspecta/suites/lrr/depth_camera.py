@@ -77,8 +77,8 @@ def generate_dep(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     size = view_size(ctx)
     cats = list(stratum(ctx, "categories", DEPTH_PAIRS))  # [near, far]
-    ratio = float(ctx.knob("depth_gap_ratio", {"easy": 1.8, "standard": 1.35, "hard": 1.2}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    ratio = float(ctx.knob("depth_gap_ratio", {"easy": 1.8, "standard": 1.25, "hard": 1.2}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     if ratio <= 1.0:
         raise ValueError(f"depth_gap_ratio must exceed 1 (far / near distance), got {ratio}")
 
@@ -160,15 +160,24 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
     rng = ctx.rng
     yes = wants_yes(ctx)
     size = view_size(ctx)
-    step_deg = float(ctx.knob("turn_step_deg", {"easy": 30.0, "standard": 16.0, "hard": 10.0}))
+    step_deg = float(ctx.knob("turn_step_deg", {"easy": 30.0, "standard": 11.0, "hard": 10.0}))
+    drift = float(ctx.knob("drift_m", {"easy": 0.0, "standard": 0.4, "hard": 0.7}))
     if step_deg < 2 * MIN_TURN:
         raise ValueError(f"turn_step_deg must be at least {2 * MIN_TURN:g} (swaps must stay readable), got {step_deg}")
+    if not 0.0 <= drift <= 1.0:
+        raise ValueError(f"drift_m must lie in [0, 1] (a turn must stay the main change), got {drift}")
     step = step_deg * float(rng.uniform(0.85, 1.15))
     sign = 1.0 if rng.random() < 0.5 else -1.0
+    # combined motion: the camera also shifts a little (any ground direction) at each
+    # shot, so near things slide by parallax while the far buildings show the true turn
+    shifts = [(float(np.cos(a)) * drift, float(np.sin(a)) * drift)
+              for a in rng.uniform(0.0, 2.0 * np.pi, size=3)] if drift > 0 else [(0.0, 0.0)] * 3
 
     def attempt() -> Scene | None:
         cam0 = raised_camera(rng, size, height=(3.0, 6.0), pitch=(10.0, 20.0))
-        cams = [move_camera(cam0, turn=sign * step * k) for k in range(4)]
+        cams = [cam0]
+        for f, r in shifts:
+            cams.append(move_camera(cams[-1], forward=f, right=r, turn=sign * step))
         half = horizontal_fov(cam0) / 2
         lo, hi = (-half - 5, 3 * step + half + 5) if sign > 0 else (-3 * step - half - 5, half + 5)
         lay = Layout(rng, ctx.library)
@@ -189,12 +198,13 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
     scene.cameras = _renamed([scene.cameras[k] for k in order])
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)
+    drift_text = " and may also shift a little" if drift > 0 else " without moving from its spot"
     body = (
-        f"{labelled_images(4)}\nThe camera stays at one spot and only turns left or right between the shots; the "
+        f"{labelled_images(4)}\nBetween the shots the camera turns left or right{drift_text}; the "
         "scene does not change. Taken in the order A, B, C, D, does the camera keep turning in the same direction "
         "from each image to the next?"
     )
-    meta = {"step_deg": round(step, 4), "turn_sign": "right" if sign > 0 else "left", "shown_order": order,
+    meta = {"step_deg": round(step, 4), "drift_m": round(drift, 4), "turn_sign": "right" if sign > 0 else "left", "shown_order": order,
             "swapped": swapped, "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
@@ -221,14 +231,22 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     size = view_size(ctx)
     moves = [MOVES[int(rng.integers(4))] for _ in range(3)]
-    step = float(ctx.knob("move_step_m", {"easy": 2.2, "standard": 1.3, "hard": 0.9})) * float(rng.uniform(0.9, 1.1))
+    step = float(ctx.knob("move_step_m", {"easy": 2.2, "standard": 1.0, "hard": 0.9})) * float(rng.uniform(0.9, 1.1))
+    jitter = float(ctx.knob("turn_jitter_deg", {"easy": 0.0, "standard": 3.0, "hard": 5.0}))
+    if not 0.0 <= jitter <= 8.0:
+        raise ValueError(f"turn_jitter_deg must lie in [0, 8] (parallax must still tell the move), got {jitter}")
+    # camera compensation: with each move the camera also turns a little either way, so
+    # the whole picture slides; only parallax (near things shift more than far ones)
+    # tells a sideways move from the turn
+    turns = [float(t) * jitter for t in rng.uniform(0.5, 1.0, size=3) * rng.choice((-1.0, 1.0), size=3)] \
+        if jitter > 0 else [0.0] * 3
 
     def attempt() -> Scene | None:
         cam0 = raised_camera(rng, size, height=(2.0, 4.0), pitch=(12.0, 22.0))
         cams = [cam0]
-        for m in moves:
+        for m, t in zip(moves, turns):
             f, r = _MOVE_ARGS[m]
-            cams.append(move_camera(cams[-1], forward=f * step, right=r * step))
+            cams.append(move_camera(cams[-1], forward=f * step, right=r * step, turn=t))
         # everything stays at least 3.5 m ahead of the farthest-forward camera position
         fwd = cam0.forward()
         p0 = np.asarray(cam0.position, dtype=float)
@@ -250,13 +268,16 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
             stated[k] = [m for m in MOVES if m != moves[k]][int(rng.integers(3))]
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)
+    turn_text = "; it may also turn slightly while moving" if jitter > 0 else "; it never turns"
     body = (
-        f"{labelled_images(4)}\nThe scene stays still and the camera keeps its viewing direction; between shots it "
-        "only moves forward, backward, left or right. Is it true that the camera moved "
+        f"{labelled_images(4)}\nThe scene stays still. Between shots the camera moves forward, backward, left or "
+        f"right, each relative to the way it was pointing in the earlier shot{turn_text}. "
+        "Is it true that the camera moved "
         f"{stated[0]} from A to B, {stated[1]} from B to C, and {stated[2]} from C to D? "
         "Say yes only if all three moves are right."
     )
     meta = {"true_moves": moves, "stated_moves": stated, "step_m": round(step, 4),
+            "turns_deg": [round(t, 4) for t in turns],
             "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]

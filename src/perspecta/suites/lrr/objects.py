@@ -200,12 +200,22 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
     size = view_size(ctx)
     name, subject = _subject(ctx)
     true = stratum(ctx, "true_heading", list(HEADINGS))
-    asked = true if yes else [h for h in HEADINGS if h != true][int(rng.integers(3))]
+    # near-miss negatives: the facing leans (by up to ``heading_jitter_deg``) toward one
+    # neighbouring bin, and a "no" asks about exactly that bin, the one a glance confuses
+    # it with; with the knob off a "no" asks any other bin
+    adjacent = bool(ctx.knob("adjacent_negatives", {"easy": 0, "standard": 1, "hard": 1}))
+    lean = 1.0 if rng.random() < 0.5 else -1.0
+    if yes:
+        asked = true
+    elif adjacent:
+        asked = next(h for h, a in HEADINGS.items() if (a - HEADINGS[true] - 90.0 * lean) % 360.0 == 0.0)
+    else:
+        asked = [h for h in HEADINGS if h != true][int(rng.integers(3))]
     # how far the true facing may stray from its bin centre: the contract keeps it >= 1/4
     # bin (22.5 deg) from an edge, so 22.5 is the hardest readable value
-    jitter = float(ctx.knob("heading_jitter_deg", {"easy": 10.0, "standard": 20.0, "hard": 22.5}))
-    pitch = float(ctx.knob("camera_pitch_deg", {"easy": 24.0, "standard": 34.0, "hard": 42.0}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    jitter = float(ctx.knob("heading_jitter_deg", {"easy": 10.0, "standard": 22.5, "hard": 22.5}))
+    pitch = float(ctx.knob("camera_pitch_deg", {"easy": 24.0, "standard": 40.0, "hard": 46.0}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     if not 0.0 <= jitter <= 22.5:
         raise ValueError(f"heading_jitter_deg must lie in [0, 22.5] (the bin-margin contract), got {jitter}")
 
@@ -220,7 +230,7 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
             return None
         # facing angle a = heading of the front minus the heading back to the camera
         back = heading_of(np.asarray(cam.position, dtype=float)[:2] - p[:2])
-        yaw = back + HEADINGS[true] + float(rng.uniform(-jitter, jitter))
+        yaw = back + HEADINGS[true] + lean * float(rng.uniform(0.0, jitter))
         lay.place("target", inst, p[0], p[1], yaw)
         _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=20, block_distances=(16.0, 30.0))
         scene = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
@@ -246,7 +256,7 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
 
 # ----------------------------------------------------------------------------- Obj-MD
 
-MD_TOL = 30.0  # heading_matches_motion tolerance; negatives are 90 or 180 degrees off
+MD_TOL = 30.0  # heading_matches_motion tolerance; negatives are >= 60 degrees off
 MD_NEGATIVES = ("perpendicular", "reversed", "shuffled")
 MIN_STEP_PX = 0.04  # the subject's image displacement per step, as a share of the image side
 
@@ -271,8 +281,13 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
     name, subject = _subject(ctx)
     facing = stratum(ctx, "facing", list(HEADINGS))  # matched: one frame's view says nothing
     negative = None if yes else stratum(ctx, "negative", MD_NEGATIVES, per_answer=True)
-    step_lengths = float(ctx.knob("step_body_lengths", {"easy": 1.3, "standard": 0.8, "hard": 0.6}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    step_lengths = float(ctx.knob("step_body_lengths", {"easy": 1.3, "standard": 0.6, "hard": 0.5}))
+    # the "perpendicular" negative walks this far off its heading: a diagonal sidestep,
+    # not a clean crab walk, at standard (twice the yes tolerance at the least)
+    off_deg = float(ctx.knob("sidestep_deg", {"easy": 90.0, "standard": 70.0, "hard": 60.0}))
+    if not 2 * MD_TOL <= off_deg <= 90.0:
+        raise ValueError(f"sidestep_deg must lie in [{2 * MD_TOL:g}, 90], got {off_deg}")
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
         lay = Layout(rng, ctx.library)
@@ -286,7 +301,8 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
             return None
         back = heading_of(np.asarray(cam.position, dtype=float)[:2] - mid[:2])
         yaw = back + HEADINGS[facing] + float(rng.uniform(-45.0, 45.0))  # any heading within the bin
-        offset = {None: 0.0, "shuffled": 0.0, "reversed": 180.0}.get(negative, 90.0 if rng.random() < 0.5 else -90.0)
+        side = off_deg if rng.random() < 0.5 else -off_deg
+        offset = {None: 0.0, "shuffled": 0.0, "reversed": 180.0}.get(negative, side)
         motion = yaw - offset
         d = direction_from_heading(motion)[:2]
         pts = [mid[:2] + (j - 1) * step * d for j in range(3)]
@@ -363,12 +379,12 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     size = view_size(ctx)
     name, subject = _subject(ctx)
-    move_m = float(ctx.knob("move_m", {"easy": 2.5, "standard": 1.5, "hard": 1.1}))
-    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 10.0, "standard": 18.0, "hard": 30.0}))
+    move_m = float(ctx.knob("move_m", {"easy": 2.5, "standard": 1.3, "hard": 1.1}))
+    orbit = float(ctx.knob("camera_orbit_deg", {"easy": 10.0, "standard": 25.0, "hard": 30.0}))
     if move_m < 1.5 * MOVED_MIN:
         raise ValueError(f"move_m must be at least {1.5 * MOVED_MIN:g} m to be called a move, got {move_m}")
-    turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 90.0, "hard": 180.0}))
-    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 5, "hard": 8}))
+    turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 180.0, "hard": 180.0}))
+    n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:

@@ -1,11 +1,13 @@
 """LRR absolute position: Pos, Pos-C (3x3 composite) and Pos-S (sequence of three).
 
-A view shows one object of the asked category (unique in its scene) whose projected
-bounding box lies in one of five image regions: a quadrant (the whole box inside it,
-clear of both midlines) or the centre. The region is chosen first, a pixel inside it
-is cast onto the ground and the object is stood there; the oracle's
-:func:`~perspecta.world.oracle.image_region` then confirms the region and ``derive``
-recomputes it from the stored scene.
+A view shows a target of the asked category whose projected bounding box lies in one
+of five image regions: a quadrant (the whole box inside it, clear of both midlines) or
+the centre. The region is chosen first, a pixel inside it is cast onto the ground and
+the object is stood there; the oracle's :func:`~perspecta.world.oracle.image_region`
+then confirms the region and ``derive`` recomputes it from the stored scene. At
+``standard`` two more objects of the same category (``n_same_category``) stand alone
+in other regions — never in the asked one — and the camera is rolled (``camera_roll_deg``),
+so "is there a car top-left?" needs the region checked, not just a car spotted.
 
 The category and the true region(s) are matched strata (both units of a pair share
 them), so neither says whether the stated region is right; the target's visible pixels
@@ -46,7 +48,7 @@ from perspecta.world.oracle import (
     image_region,
     projected_bbox,
 )
-from perspecta.world.scene import Scene
+from perspecta.world.scene import Camera, Scene, SceneObject
 
 REGIONS = ("top-left", "top-right", "bottom-left", "bottom-right", "centre")
 PHRASES = {
@@ -67,11 +69,16 @@ def region_of(scene: Scene, object_id: str = "target") -> str:
     return r
 
 
-def _clean_box(scene: Scene, region: str) -> bool:
+def regions_of(scene: Scene) -> set[str]:
+    """Every region that holds an object of the asked category: the target's and those
+    of its same-category distractors (ids ``same*``)."""
+    return {region_of(scene, o.id) for o in scene.objects if o.id == "target" or o.id.startswith("same")}
+
+
+def _clean_box(obj: SceneObject, cam: Camera, region: str) -> bool:
     """Stricter than image_region: a quadrant object's whole box stays 2% clear of both
     midlines; any object spans 4-40% of the side."""
-    cam = scene.camera("main")
-    box = projected_bbox(scene.object("target"), cam)
+    box = projected_bbox(obj, cam)
     if box is None:
         return False
     w, h = cam.width, cam.height
@@ -95,19 +102,51 @@ def _pixel_in(rng: np.random.Generator, region: str, size: int) -> tuple[float, 
     return float(fu * size), float(fv * size)
 
 
-def _knobs(ctx: TaskContext) -> tuple[int, float]:
-    """(street entities around the target, camera height factor: higher = smaller target)."""
-    n = int(ctx.knob("n_distractors", {"easy": 3, "standard": 6, "hard": 9}))
-    height = float(ctx.knob("camera_height_factor", {"easy": 1.0, "standard": 1.25, "hard": 1.5}))
-    return n, height
+def _knobs(ctx: TaskContext) -> tuple[int, float, int, float]:
+    """(street entities around the target, camera height factor: higher = smaller target,
+    same-category distractors, largest camera roll in degrees)."""
+    n = int(ctx.knob("n_distractors", {"easy": 3, "standard": 9, "hard": 11}))
+    height = float(ctx.knob("camera_height_factor", {"easy": 1.0, "standard": 1.4, "hard": 1.5}))
+    n_same = int(ctx.knob("n_same_category", {"easy": 0, "standard": 2, "hard": 3}))
+    roll = float(ctx.knob("camera_roll_deg", {"easy": 0.0, "standard": 12.0, "hard": 20.0}))
+    if not 0 <= n_same <= 3:
+        raise ValueError(f"n_same_category must lie in 0..3 (the regions besides the true and asked ones), "
+                         f"got {n_same}")
+    return n, height, n_same, roll
+
+
+def _same_category(ctx: TaskContext, lay: Layout, cam: Camera, category: str, regions: list[str]) -> bool:
+    """Stand one more ``category`` object (ids ``same0``, ``same1``, ...) cleanly inside
+    each of ``regions``; False if one finds no spot (the caller draws a new layout)."""
+    rng = ctx.rng
+    size = cam.width
+    for i, region in enumerate(regions):
+        inst = lay.instance(category)
+        for _ in range(12):
+            u, v = _pixel_in(rng, region, size)
+            p = ground_point(cam, u, v, z=float(inst.size[2]) / 2)
+            obj = None if p is None else lay.place(f"same{i}", inst, p[0], p[1], float(rng.uniform(0, 360)))
+            if obj is None:
+                continue
+            shown = image_region(obj, cam, margin=MARGIN, centre_half=CENTRE_HALF)
+            if shown == region and _clean_box(obj, cam, region):
+                break
+            lay.objects.pop()
+            lay.rects.pop()
+        else:
+            return False
+    return True
 
 
 def position_view(ctx: TaskContext, scene_id: str, size: int, category: str,
-                  region: str) -> tuple[Scene, np.ndarray, dict]:
-    """A street seen from above-ish with one ``category`` object in ``region``;
+                  region: str, asked: str) -> tuple[Scene, np.ndarray, dict]:
+    """A street seen from above-ish with one ``category`` object (the target) in
+    ``region`` and ``n_same_category`` more of its kind, each alone in a region that is
+    neither ``region`` nor ``asked``: the asked region holds the target or nothing of
+    the category, and how many there are says nothing about the answer.
     (scene, rgb, readability facts of the target)."""
     rng = ctx.rng
-    n_entities, height = _knobs(ctx)
+    n_entities, height, n_same, roll = _knobs(ctx)
     # a Pos-C cell is a third of the composite (341 px at 1024): bring the camera closer so
     # the target keeps the pixels the readability contract asks for
     height *= min(1.0, max(0.6, size / VIEW_SIZE))
@@ -117,19 +156,29 @@ def position_view(ctx: TaskContext, scene_id: str, size: int, category: str,
         inst = lay.instance(category)
         # big things, and things near the camera (bottom of the view), are seen from higher up
         k = max(0.55, float(max(inst.size)) / 2.0) * {"centre": 1.3}.get(region, 1.7 if region.startswith("bottom") else 1.0)
-        cam = raised_camera(rng, size, height=(3.5 * k * height, 6.0 * k * height), pitch=(30.0, 45.0))
+        cam = raised_camera(rng, size, height=(3.5 * k * height, 6.0 * k * height), pitch=(30.0, 45.0),
+                            roll_max=roll)
         u, v = _pixel_in(rng, region, size)
         p = ground_point(cam, u, v, z=float(inst.size[2]) / 2)
         if p is None:
             return None
         lay.place("target", inst, p[0], p[1], float(rng.uniform(0, 360)))
+        free = [r for r in REGIONS if r not in (region, asked)]
+        others = [free[j] for j in sorted(rng.choice(len(free), size=n_same, replace=False).tolist())]
+        if not _same_category(ctx, lay, cam, category, others):
+            return None
         half = horizontal_fov(cam) / 2
         lay.entities(cam, n_entities, bearings=(-half, half), distances=(3.0 * k, 22.0 * k), exclude=(category,))
         lay.blocks(cam, int(rng.integers(2, 5)), bearings=(-half - 10, half + 10), distances=(20.0 * k, 34.0 * k))
         scene = lay.scene(scene_id, ctx.seed, [cam])
         if image_region(scene.object("target"), cam, margin=MARGIN, centre_half=CENTRE_HALF) != region:
             return None
-        if not _clean_box(scene, region) or not target_clear(scene, cam, min_visible=0.9):
+        if not _clean_box(scene.object("target"), cam, region) or not target_clear(scene, cam, min_visible=0.9):
+            return None
+        # the distractors are mostly in view, but the pixel contract binds the target only:
+        # the answer never rests on a distractor (none stands in the asked region), and a
+        # far one in a Pos-C cell could not meet it
+        if not all(target_clear(scene, cam, f"same{i}", min_visible=0.5) for i in range(n_same)):
             return None
         res = ctx.renderer.render(scene, cam)
         facts, probs = named_facts(res.instance, scene, {noun(category): "target"})
@@ -153,7 +202,7 @@ def _pick_category(ctx: TaskContext) -> str:
 
 
 def derive_pos(item: Item, scenes: dict[str, Scene]) -> str:
-    return yes_no(region_of(scenes[item.scene_id]) == item.metadata["asked_region"])
+    return yes_no(item.metadata["asked_region"] in regions_of(scenes[item.scene_id]))
 
 
 @task(SUITE, "pos", derive=derive_pos, description="Is object X in a given region (quadrant/centre) of the image?")
@@ -162,10 +211,10 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
     yes = wants_yes(ctx)
     category = _pick_category(ctx)
     region = stratum(ctx, "region", REGIONS)
-    scene, rgb, facts = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region)
+    asked = region if yes else _other_region(rng, region)
+    scene, rgb, facts = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region, asked)
     ctx.add_scene(scene)
     image = ctx.save_image(rgb, "view")
-    asked = region if yes else _other_region(rng, region)
     body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image?"
     meta = {"category": category, "asset_id": scene.object("target").asset_id, "true_region": region,
             "asked_region": asked, "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
@@ -180,7 +229,7 @@ def derive_multi(item: Item, scenes: dict[str, Scene]) -> str:
     ids, asked = item.metadata["scene_ids"], item.metadata["asked_regions"]
     if len(ids) != len(asked):
         raise ValueError(f"item {item.id}: {len(ids)} scenes but {len(asked)} asked regions")
-    return yes_no(all(region_of(scenes[s]) == a for s, a in zip(ids, asked)))
+    return yes_no(all(a in regions_of(scenes[s]) for s, a in zip(ids, asked)))
 
 
 def _three_views(ctx: TaskContext, size: int) -> tuple[str, list[Scene], list[np.ndarray], list[str], list[str], dict]:
@@ -190,24 +239,27 @@ def _three_views(ctx: TaskContext, size: int) -> tuple[str, list[Scene], list[np
     yes = wants_yes(ctx)
     category = _pick_category(ctx)
     true = [stratum(ctx, f"region{k}", REGIONS) for k in range(3)]
-    scenes, rgbs, facts = [], [], {}
-    for k, region in enumerate(true):
-        scene, rgb, f = position_view(ctx, f"{ctx.scene_prefix}-{FRAME_LABELS[k]}", size, category, region)
-        ctx.add_scene(scene)
-        scenes.append(scene)
-        rgbs.append(rgb)
-        facts.update({f"{name}_{FRAME_LABELS[k]}": v for name, v in f.items()})
     asked = list(true)
     if not yes:  # one, two or all three statements wrong, balanced among the negatives
         n_wrong = stratum(ctx, "n_wrong", (1, 2, 3), per_answer=True)
         for k in sorted(rng.choice(3, size=n_wrong, replace=False).tolist()):
             asked[k] = _other_region(rng, true[k])
+    scenes, rgbs, facts = [], [], {}
+    for k, region in enumerate(true):
+        scene, rgb, f = position_view(ctx, f"{ctx.scene_prefix}-{FRAME_LABELS[k]}", size, category, region,
+                                      asked[k])
+        ctx.add_scene(scene)
+        scenes.append(scene)
+        rgbs.append(rgb)
+        facts.update({f"{name}_{FRAME_LABELS[k]}": v for name, v in f.items()})
     return category, scenes, rgbs, true, asked, {"objects": facts}
 
 
 def _statement(category: str, asked: list[str], where: str) -> str:
-    parts = [f"{where} {FRAME_LABELS[k]} {PHRASES[a]}" for k, a in enumerate(asked)]
-    return f"the {noun(category)} is {parts[0]}, {parts[1]}, and {parts[2]}"
+    """"there is a car in the top-left part of picture A, a car in ..." (a picture may
+    hold several of the category: each statement is about the region, not one object)."""
+    parts = [f"a {noun(category)} {PHRASES[a]} of {where} {FRAME_LABELS[k]}" for k, a in enumerate(asked)]
+    return f"there is {parts[0]}, {parts[1]}, and {parts[2]}"
 
 
 @task(SUITE, "pos_c", derive=derive_multi,
@@ -227,7 +279,7 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
     body = (
         f"{IMAGE_MARKER}\nThis picture is a 3x3 grid. Three of its cells hold separate pictures tagged A, B and C "
         "in their top-left corners; the other cells are black. Positions below refer to each tagged picture on "
-        f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'in picture')}? "
+        f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'picture')}? "
         "Say yes only if all three statements are right."
     )
     meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
@@ -243,7 +295,7 @@ def generate_pos_s(ctx: TaskContext) -> list[Item]:
     images = [ctx.save_image(rgb, FRAME_LABELS[k]) for k, rgb in enumerate(rgbs)]
     body = (
         f"{labelled_images(3)}\nThese three images are unrelated to each other. Going through them in the order "
-        f"A, B, C: is it true that {_statement(category, asked, 'in image')}? "
+        f"A, B, C: is it true that {_statement(category, asked, 'image')}? "
         "Say yes only if all three statements are right."
     )
     meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,

@@ -77,19 +77,32 @@ def raised_camera(
     pitch: tuple[float, float],
     fov: tuple[float, float] = (50.0, 58.0),
     name: str = "main",
+    roll_max: float = 0.0,
 ) -> Camera:
-    """A camera above the origin looking down ``pitch`` degrees along a random heading."""
+    """A camera above the origin looking down ``pitch`` degrees along a random heading,
+    tilted about its optical axis by up to ``roll_max`` degrees either way (a roll of
+    half to all of it, so a rolled view is clearly tilted; 0 = level horizon). The roll
+    is drawn only when asked for, so level cameras keep their random stream."""
     h = float(rng.uniform(*height))
     p = math.radians(float(rng.uniform(*pitch)))
     a = math.radians(float(rng.uniform(0.0, 360.0)))
     d = np.array([math.cos(p) * math.cos(a), math.cos(p) * math.sin(a), -math.sin(p)])
     pos = np.array([0.0, 0.0, h])
     look = pos + 10.0 * d
+    fov_y = round(float(rng.uniform(*fov)), 4)
+    up: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    if roll_max > 0.0:
+        r = math.radians(float(rng.uniform(0.5, 1.0)) * roll_max * (1.0 if rng.random() < 0.5 else -1.0))
+        right = np.cross(d, np.array([0.0, 0.0, 1.0]))
+        right /= np.linalg.norm(right)
+        level_up = np.cross(right, d)
+        up = tuple(round(float(v), 6) for v in math.cos(r) * level_up + math.sin(r) * right)  # type: ignore[assignment]
     return Camera(
         name=name,
         position=(0.0, 0.0, round(h, 5)),
         look_at=tuple(round(float(v), 5) for v in look),  # type: ignore[arg-type]
-        fov_y=round(float(rng.uniform(*fov)), 4),
+        up=up,
+        fov_y=fov_y,
         width=size,
         height=size,
     )
