@@ -58,6 +58,10 @@ PHRASES = {
 }  # fmt: skip
 MARGIN = 0.1  # image_region: quadrant centres at least 10% of the side from each midline
 CENTRE_HALF = 1.0 / 6.0
+# said in every question: without it a reader may take "top-right" for a corner cell of
+# a 3x3 split (a careful blind judge did, on a Pos-C grid that is itself 3x3)
+REGION_GUIDE = ('(The centre is the middle third of a picture in both directions; the top-left, top-right, '
+                'bottom-left and bottom-right parts are the rest of the quarters its two midlines cut.)')
 TARGET_CATEGORIES = ("car", "person", "bicycle", "motorcycle", "figure", "bench", "dog")
 
 
@@ -215,7 +219,7 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
     scene, rgb, facts = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region, asked)
     ctx.add_scene(scene)
     image = ctx.save_image(rgb, "view")
-    body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image?"
+    body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image? {REGION_GUIDE}"
     meta = {"category": category, "asset_id": scene.object("target").asset_id, "true_region": region,
             "asked_region": asked, "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
@@ -280,7 +284,7 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
         f"{IMAGE_MARKER}\nThis picture is a 3x3 grid. Three of its cells hold separate pictures tagged A, B and C "
         "in their top-left corners; the other cells are black. Positions below refer to each tagged picture on "
         f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'picture')}? "
-        "Say yes only if all three statements are right."
+        f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
     meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
             "asked_regions": asked, "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
@@ -296,7 +300,7 @@ def generate_pos_s(ctx: TaskContext) -> list[Item]:
     body = (
         f"{labelled_images(3)}\nThese three images are unrelated to each other. Going through them in the order "
         f"A, B, C: is it true that {_statement(category, asked, 'image')}? "
-        "Say yes only if all three statements are right."
+        f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
     meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
             "asked_regions": asked, "readability": readability}
