@@ -305,7 +305,7 @@ def test_rooms_are_shared_across_tasks_and_workers_reproduce_serial(tmp_path: Pa
     several tasks, each is stored once, splits follow the panorama, and two workers
     (racing on the room cache) write exactly the serial bytes."""
     tasks = ["pcsr/counting", "pcsr/relative_distance", "pcsr/relative_direction", "pcsr/egocentric_rotation"]
-    config = GenerationConfig(suites=["pcsr"], n=2, seed=5, tasks=tasks, splits={"train": 0.5, "test": 0.5})
+    config = GenerationConfig(suites=["pcsr"], n=2, seed=8, tasks=tasks, splits={"train": 0.5, "test": 0.5})
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     generate_dataset(serial, config)
     generate_dataset(parallel, config, workers=2)
