@@ -337,7 +337,7 @@ def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
 
 def build_unit(
     ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None,
-    room_type: Callable[[TaskContext], str] | None = None,
+    room_type: Callable[[TaskContext], str] | None = None, max_tries: int = MAX_ROOM_TRIES,
 ) -> list[Item]:
     """Try rooms until ``build`` finds a well-posed question, then emit its items.
 
@@ -352,13 +352,14 @@ def build_unit(
     A question is only emitted with a readability record that meets the contract;
     otherwise the unit moves on to its next room. ``room_type`` names the only room type
     ``build`` can accept (an answer target, see :func:`answer_target`): shared rooms of
-    another type are passed over by their seed alone, never sampled.
+    another type are passed over by their seed alone, never sampled. ``max_tries`` rooms
+    are tried (a task whose targets are rarer may look further).
     """
     from perspecta.suites.pcsr import rooms
 
     failures: list[str] = []
     renders = 0
-    for attempt in range(MAX_ROOM_TRIES):
+    for attempt in range(max_tries):
         shared = rooms.RoomKey(ctx.index, attempt) if prepare is None else None
         if shared is not None and room_type is not None and rooms.room_type(ctx, shared) != room_type(ctx):
             continue  # build would turn it down; skip the furnishing
