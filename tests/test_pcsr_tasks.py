@@ -360,3 +360,19 @@ def test_counted_instances_need_no_lookalike_and_no_seam_split() -> None:
     s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="x:armchair", category="armchair",
                                  pose=Pose((-2.0, 2.0, 0.0)), size=(0.8, 0.8, 0.8)))
     assert counted_instances(_pano_with_pixels(s, tiny=set()), "chair") is None  # an armchair passes for one
+
+
+def test_a_sink_on_a_cabinet_base_keeps_cabinets_uncounted() -> None:
+    """The kitchen sink model stands on a closed two-door base: careful and one-look judges
+    both counted it as a cabinet, so no room holding it is asked to count cabinets (zero
+    included), while a washbasin leaves the question open."""
+    from perspecta.suites.pcsr.perception import COUNT_LOOKALIKE_ASSETS, lookalike_in
+
+    sink_unit = next(iter(COUNT_LOOKALIKE_ASSETS["cabinet"]))
+    s = room()
+    s.objects = [o for o in s.objects if o.category != "wardrobe"]  # a wardrobe passes for a cabinet too
+    s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="sh3d:blendswap-cc-0/washbasin",
+                                 category="sink", pose=Pose((-2.0, 2.0, 0.0)), size=(0.6, 0.5, 0.9)))
+    assert not lookalike_in(s, "cabinet")
+    s.objects[-1].asset_id = sink_unit
+    assert lookalike_in(s, "cabinet") and not lookalike_in(s, "person")
