@@ -59,7 +59,13 @@ def test_reads_only_declared_fields() -> None:
     md = {"scene_ids": ["s0", "s1"], "true_regions": ["top-left", "centre"], "asked_regions": ["centre", "centre"],
           "category": "chair", "unrelated": object()}
     facts = RegionsFacts.from_item(_item(md))
-    assert facts.to_metadata() == {k: md[k] for k in ("scene_ids", "true_regions", "asked_regions")}
+    assert facts.to_metadata() == {k: md[k] for k in ("scene_ids", "asked_regions")}
+    assert list(facts.to_metadata(between={"scene_ids": {"true_regions": md["true_regions"]}})) == [
+        "scene_ids", "true_regions", "asked_regions"]
+    with pytest.raises(ValueError, match="written twice"):
+        facts.to_metadata(between={"scene_ids": {"asked_regions": []}})
+    with pytest.raises(ValueError, match="no field"):
+        facts.to_metadata(between={"category": {"x": 1}})
 
 
 def test_task_facts_classes_check_their_values() -> None:

@@ -17,7 +17,8 @@ frozen dataclass of those facts, next to its generator, and uses it on both side
 
 Serialisation is flat and plain: one metadata key per field, named as the field, in
 field order, holding the value as given (so converting a task leaves its dataset's bytes
-unchanged: same keys, same JSON values, same key order). Reading checks exactly the
+unchanged: same keys, same JSON values, same key order; other keys that sit between two
+facts are passed to ``to_metadata(between=...)``). Reading checks exactly the
 declared fields and their types and names the item and the key when one is missing or
 mistyped, instead of failing somewhere inside the geometry.
 """
@@ -49,9 +50,25 @@ class Facts:
 
     _hints: ClassVar[dict[type, dict[str, Any]]] = {}
 
-    def to_metadata(self) -> dict[str, Any]:
-        """The facts as metadata keys, in field order (the order is part of the bytes)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    def to_metadata(self, between: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """The facts as metadata keys, in field order (the order is part of the bytes).
+
+        ``between`` maps a field name to other metadata (report factors, descriptive
+        values ``derive`` does not need) written right after that field: a task whose
+        facts are not adjacent in its metadata keeps its key order this way.
+        """
+        between = between or {}
+        names = [f.name for f in dataclasses.fields(self)]
+        if unknown := set(between) - set(names):
+            raise ValueError(f"{type(self).__name__} has no field(s) {sorted(unknown)} to write after")
+        out: dict[str, Any] = {}
+        for name in names:
+            out[name] = getattr(self, name)
+            for key, value in between.get(name, {}).items():
+                if key in names or key in out:
+                    raise ValueError(f"{type(self).__name__}: {key!r} written twice")
+                out[key] = value
+        return out
 
     @classmethod
     def from_metadata(cls: type[F], md: Mapping[str, Any], item_id: str = "?") -> F:

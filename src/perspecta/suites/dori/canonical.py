@@ -29,7 +29,7 @@ from perspecta.suites.facts import Facts
 from perspecta.suites.dori.audit import PRIMITIVE_CATEGORIES
 from perspecta.suites.dori.common import (
     PROC_SHARE,
-    AnswerFacts,
+    OptionValuesFacts,
     Unreadable,
     balanced_class,
     dark_check,
@@ -153,7 +153,7 @@ def answer_value(item: Item, scenes: dict[str, Scene]) -> Any:
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
     want = answer_value(item, scenes)
-    values = AnswerFacts.from_item(item).option_values
+    values = OptionValuesFacts.from_item(item).option_values
     if item.granularity == "coarse" or want is None:
         hits = [lab for lab, v in values.items() if v == want]
     else:

@@ -327,13 +327,11 @@ def object_factors(scene: Scene, asset: AssetInfo, object_id: str = "obj0") -> d
 
 
 @dataclasses.dataclass(frozen=True)
-class AnswerFacts(Facts):
-    """Every DORI item's answer and options as machine-readable values (a bin, an angle, an
-    operation list; None for "Cannot be determined"), so scoring and ``derive`` compare
-    values, never option wording."""
+class OptionValuesFacts(Facts):
+    """Every DORI item's options as machine-readable values (a bin, an angle, an operation
+    list; None for "Cannot be determined"), so scoring and ``derive`` compare values,
+    never option wording."""
 
-    answer_text: str
-    answer_value: Any
     option_values: dict[str, Any]  # option label -> value
 
 
@@ -354,8 +352,9 @@ def make_item(
         **metadata,
         "granularity": granularity,
         "n_options": len(options),
-        **AnswerFacts(answer_text=answer_text, answer_value=values[answer_text],
-                      option_values={o.label: values[o.text or ""] for o in options}).to_metadata(),
+        "answer_text": answer_text,
+        "answer_value": values[answer_text],
+        **OptionValuesFacts(option_values={o.label: values[o.text or ""] for o in options}).to_metadata(),
         "prompt_style": ctx.config.get("prompt_style", "structured"),
     }
     item_id = ctx.item_id("base", granularity)

@@ -241,11 +241,9 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
 
 @dataclass(frozen=True)
 class RegionsFacts(Facts):
-    """Pos-C / Pos-S: the three views in order, the region each object is in, and the
-    region each statement names."""
+    """Pos-C / Pos-S: the three views in order and the region each statement names."""
 
     scene_ids: list[str]
-    true_regions: list[str]
     asked_regions: list[str]
 
 
@@ -307,8 +305,8 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
         f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'picture')}? "
         f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
-    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], true_regions=true,
-                                                  asked_regions=asked).to_metadata(), "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
+    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], asked_regions=asked).to_metadata(
+                between={"scene_ids": {"true_regions": true}}), "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]
 
@@ -323,7 +321,7 @@ def generate_pos_s(ctx: TaskContext) -> list[Item]:
         f"A, B, C: is it true that {_statement(category, asked, 'image')}? "
         f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
-    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], true_regions=true,
-                                                  asked_regions=asked).to_metadata(), "readability": readability}
+    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], asked_regions=asked).to_metadata(
+                between={"scene_ids": {"true_regions": true}}), "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]

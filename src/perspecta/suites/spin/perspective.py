@@ -278,12 +278,10 @@ def pole(kind: str, a: SceneObject, b: SceneObject, camera: Camera) -> str | Non
 @dataclass(frozen=True)
 class TransformFacts(Facts):
     """The question after the imagined move: which of x, y has pole ``asked`` of the
-    ``asked_relation`` seen from camera ``new_camera`` (reached by ``view``/``route``)."""
+    ``asked_relation`` seen from camera ``new_camera``."""
 
     asked_relation: str
     asked: str
-    view: str
-    route_quarter_turns: list[int] | None
     new_camera: str
     x_id: str
     y_id: str
@@ -383,8 +381,8 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
                 "family": "perspective_taking_relation_transformation",
                 "paper_subtype": f"infinigen_spatial_relation_transformation_{cond}_{view}",
                 "premise": with_premise, "premise_relation": premise, 
-                **TransformFacts(asked_relation=asked_kind, asked=asked, view=view, route_quarter_turns=route,
-                                 new_camera=new_cam, x_id=x.id, y_id=y.id, names=names).to_metadata(),
+                **TransformFacts(asked_relation=asked_kind, asked=asked, new_camera=new_cam, x_id=x.id, y_id=y.id,
+                                 names=names).to_metadata(between={"asked": {"view": view, "route_quarter_turns": route}}),
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
                 "readability": readability, "pair_id": ctx.item_id("base"), "frames": [spec],

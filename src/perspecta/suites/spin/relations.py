@@ -113,10 +113,7 @@ class GroundingFacts(Facts):
     """What every variant of a grounding unit asks about (one block of its metadata)."""
 
     margin_scale: float = 1.0  # absent from datasets made before the knob existed
-    family: str
-    paper_subtype: str
     relation: str
-    frame_of_reference: str
     names: dict[str, str]  # object id -> the name the question uses
 
 
@@ -276,12 +273,13 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, sc
     rel = relation(kind, x, y, cam, scale)
     assert rel is not None
     meta_common: dict[str, Any] = {
-        **GroundingFacts(
-            margin_scale=scale, family="object_relation_grounding",
-            paper_subtype={"left_right": "infinigen_spatial_relation_grounding_left_right",
-                           "front_behind": "infinigen_spatial_relationship_front_behind",
-                           "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind],
-            relation=kind, frame_of_reference="viewer", names=names).to_metadata(),
+        **GroundingFacts(margin_scale=scale, relation=kind, names=names).to_metadata(between={
+            "margin_scale": {
+                "family": "object_relation_grounding",
+                "paper_subtype": {"left_right": "infinigen_spatial_relation_grounding_left_right",
+                                  "front_behind": "infinigen_spatial_relationship_front_behind",
+                                  "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind]},
+            "relation": {"frame_of_reference": "viewer"}}),
         "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
         "n_objects": len(placed_objects(scene)),
         "categories": [o.category for o in placed_objects(scene)],
