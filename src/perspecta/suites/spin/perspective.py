@@ -31,6 +31,7 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     Unreadable,
     SUITE,
     Strata,
@@ -240,7 +241,7 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         "occluder_id": occluder.id if occluder else None,
         "occluded_target_id": target_id,
         "all_in_frame": all(v.inside for v in vis),
-        "frame_of_reference": "viewer", "n_objects": len(placed_objects(scene)), "frames": frames,
+        "frame_of_reference": "viewer", "n_objects": len(placed_objects(scene)), **FramesFacts(frames=frames).to_metadata(),
     }
     return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"view_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
                       question=question, images=images, options=options,
@@ -385,7 +386,7 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
                                  names=names).to_metadata(between={"asked": {"view": view, "route_quarter_turns": route}}),
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
-                "readability": readability, "pair_id": ctx.item_id("base"), "frames": [spec],
+                "readability": readability, "pair_id": ctx.item_id("base"), **FramesFacts(frames=[spec]).to_metadata(),
             }
             if with_premise:  # the stated premise fixes the answer: text-solvable by the paper's design
                 meta["control"] = "text_only"

@@ -23,6 +23,7 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     Unreadable,
     SUITE,
     Strata,
@@ -284,7 +285,7 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, sc
         "n_objects": len(placed_objects(scene)),
         "categories": [o.category for o in placed_objects(scene)],
         "readability": readability,
-        "frames": [spec],
+        **FramesFacts(frames=[spec]).to_metadata(),
         "camera": cam.metadata(),
     }
     items = []
@@ -419,7 +420,7 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         "direction": direction,
         "shift_m": round(float(np.linalg.norm(moved.position - obj.position)), 4),
         "readability": readability,
-        "frames": frames,
+        **FramesFacts(frames=frames).to_metadata(),
         "camera": scene.camera("main").metadata(),
     }
     return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"translation_{kind}",

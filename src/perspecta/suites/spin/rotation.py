@@ -32,6 +32,7 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     dress_background,
     Unreadable,
     LAYOUTS,
@@ -179,7 +180,7 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
             "turn_ccw_deg": sign * offset,
             "start_facing_deg": round(oracle.egocentric_facing(obj, scene.camera("main")), 3),
             "readability": readability,
-            "frames": frames,
+            **FramesFacts(frames=frames).to_metadata(),
         }
         if domain == "person":
             plan = [("own", "person_rotation_own", "face_rotation_classification_own_perspective", "imagefirst"),
@@ -306,7 +307,7 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
             "frame_of_reference": "viewer" if view_frame == "viewer" else "object",
             "candidate_bearings": [round(view_bearing(scene, obj, f["camera"]), 3) for f in frames[1:]],
             "readability": readability,
-            "frames": frames,
+            **FramesFacts(frames=frames).to_metadata(),
         }
         return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
                           images=images, options=options, answer=label_of_image(options, idx + 1), scene=scene,
@@ -477,7 +478,7 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
             "candidate_turns_ccw_deg": [turns[j] for j in order],
             "paper_subtype": {"object": "object_mental_rotation", "car": "car_mental_rotation",
                               "tabletop": "infinigen_mental_rotation"}[domain],
-            "frame_of_reference": "allocentric_above", "readability": readability, "frames": frames,
+            "frame_of_reference": "allocentric_above", "readability": readability, **FramesFacts(frames=frames).to_metadata(),
         }
         return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"{domain}_mental_rotation",
                           question=question, images=images, options=options, answer=answer, scene=scene, metadata=meta)]
