@@ -16,11 +16,14 @@ and box are measured on the render and recorded under ``readability``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from perspecta.dataset.item import IMAGE_MARKER, Item
 from perspecta.render.overlay import grid_composite
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
@@ -205,8 +208,15 @@ def _pick_category(ctx: TaskContext) -> str:
 # ----------------------------------------------------------------------------- Pos
 
 
+@dataclass(frozen=True)
+class RegionFacts(Facts):
+    """The image region a Pos question names (the scene decides whether the object is there)."""
+
+    asked_region: str
+
+
 def derive_pos(item: Item, scenes: dict[str, Scene]) -> str:
-    return yes_no(item.metadata["asked_region"] in regions_of(scenes[item.scene_id]))
+    return yes_no(RegionFacts.from_item(item).asked_region in regions_of(scenes[item.scene_id]))
 
 
 @task(SUITE, "pos", derive=derive_pos, description="Is object X in a given region (quadrant/centre) of the image?")
@@ -221,7 +231,7 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
     image = ctx.save_image(rgb, "view")
     body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image? {REGION_GUIDE}"
     meta = {"category": category, "asset_id": scene.object("target").asset_id, "true_region": region,
-            "asked_region": asked, "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
+            **RegionFacts(asked_region=asked).to_metadata(), "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
 
@@ -229,8 +239,17 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
 # ------------------------------------------------------------------- Pos-C / Pos-S
 
 
+@dataclass(frozen=True)
+class RegionsFacts(Facts):
+    """Pos-C / Pos-S: the three views in order and the region each statement names."""
+
+    scene_ids: list[str]
+    asked_regions: list[str]
+
+
 def derive_multi(item: Item, scenes: dict[str, Scene]) -> str:
-    ids, asked = item.metadata["scene_ids"], item.metadata["asked_regions"]
+    facts = RegionsFacts.from_item(item)
+    ids, asked = facts.scene_ids, facts.asked_regions
     if len(ids) != len(asked):
         raise ValueError(f"item {item.id}: {len(ids)} scenes but {len(asked)} asked regions")
     return yes_no(all(a in regions_of(scenes[s]) for s, a in zip(ids, asked)))
@@ -286,8 +305,8 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
         f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'picture')}? "
         f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
-    meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
-            "asked_regions": asked, "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
+    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], asked_regions=asked).to_metadata(
+                between={"scene_ids": {"true_regions": true}}), "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]
 
@@ -302,7 +321,7 @@ def generate_pos_s(ctx: TaskContext) -> list[Item]:
         f"A, B, C: is it true that {_statement(category, asked, 'image')}? "
         f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
-    meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
-            "asked_regions": asked, "readability": readability}
+    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], asked_regions=asked).to_metadata(
+                between={"scene_ids": {"true_regions": true}}), "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]

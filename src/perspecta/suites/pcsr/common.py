@@ -27,6 +27,7 @@ import numpy as np
 
 from perspecta.dataset.item import Item, Option, letter_options
 from perspecta.suites.context import TaskContext, stable_key
+from perspecta.suites.facts import Facts
 from perspecta.world import readability
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.scene import Camera, Scene, SceneObject
@@ -407,13 +408,20 @@ def build_unit(
                        f"{', knobs ' + str(ctx.knobs) if ctx.knobs else ''}): {tally}")
 
 
+@dataclass(frozen=True)
+class PanoFacts(Facts):
+    """Visible pixels per category in the item's panorama (what "in view" is measured on)."""
+
+    visible_px: dict[str, int]
+
+
 def make_items(ctx: TaskContext, task: str, pano: Pano, q: Question) -> list[Item]:
     room = pano.scene.room
     meta = {
         **q.metadata,
         "room_type": room.room_type if room else None,
         "n_objects": len(pano.scene.objects),
-        "visible_px": dict(sorted(pano.visible_px.items())),
+        **PanoFacts(visible_px=dict(sorted(pano.visible_px.items()))).to_metadata(),
         "camera": pano.camera.metadata(),
         "candidates": list(dict.fromkeys(q.candidates)),
     }

@@ -18,8 +18,11 @@ around the observer an object is in; each answer is equally frequent per subtype
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.pcsr.common import (
     MAX_ROOM_TRIES,
     SUITE,
@@ -366,9 +369,7 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=aliases_for(win[0].category),
             distractors=[display(o.category) for o in picked[1:]],
             metadata={
-                "anchor": anchor.category,
-                "anchor_id": anchor.id,
-                "mode": mode,
+                **DistanceFacts(anchor=anchor.category, mode=mode).to_metadata(between={"anchor": {"anchor_id": anchor.id}}),
                 "answer_id": win[0].id,
                 "runner_up": picked[1].category,
                 "margins_m": {"center": margin, "bbox": box_margin, "bbox_lead": round(min(win_box[1], 1e6), 4)},
@@ -380,9 +381,17 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     return None
 
 
+@dataclass(frozen=True)
+class DistanceFacts(Facts):
+    """The anchor category and whether its closest or farthest object is asked."""
+
+    anchor: str
+    mode: str
+
+
 def derive_distance(item: Item, scenes: dict[str, Scene]) -> str:
-    m = item.metadata
-    return answer_for(item, distance_answer(scenes[item.scene_id], m["anchor"], m["mode"]))
+    d = DistanceFacts.from_item(item)
+    return answer_for(item, distance_answer(scenes[item.scene_id], d.anchor, d.mode))
 
 
 @task(SUITE, "relative_distance", derive=derive_distance, description="T1: closest / farthest object to a named one")
@@ -434,8 +443,8 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
                 answer=ans,
                 aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side"],
                 distractors=["right" if ans == "left" else "left"],
-                metadata={"object_a": a.category, "object_b": b.category, "frame_of_reference": "observer",
-                          "margin_deg": margin, "readability": record},
+                metadata={**DirectionFacts(object_a=a.category, object_b=b.category, margin_deg=margin).to_metadata(
+                    between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
                 candidates=["left", "right"],
             )
         return None
@@ -459,16 +468,25 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
             answer=ans,
             aliases=[SECTOR_TEXT[ans]] + (["back", "behind me"] if ans == "behind" else []),
             distractors=[s for s in SECTORS if s != ans],
-            metadata={"object_a": a.category, "object_b": None, "frame_of_reference": "observer",
-                      "margin_deg": margin, "readability": record},
+            metadata={**DirectionFacts(object_a=a.category, object_b=None, margin_deg=margin).to_metadata(
+                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
             candidates=list(SECTORS),
         )
     return None
 
 
+@dataclass(frozen=True, kw_only=True)
+class DirectionFacts(Facts):
+    """The object(s) whose direction is asked (``object_b`` None: relative to the observer)."""
+
+    object_a: str
+    object_b: str | None
+    margin_deg: float = 0.0  # absent from datasets made before the knob
+
+
 def derive_direction(item: Item, scenes: dict[str, Scene]) -> str:
-    m = item.metadata
-    ans = direction_answer(scenes[item.scene_id], item.subtype, m["object_a"], m["object_b"], m.get("margin_deg", 0.0))
+    d = DirectionFacts.from_item(item)
+    ans = direction_answer(scenes[item.scene_id], item.subtype, d.object_a, d.object_b, d.margin_deg)
     if ans is None:
         raise ValueError(f"item {item.id}: the direction is within the margin of a boundary")
     return answer_for(item, ans)
