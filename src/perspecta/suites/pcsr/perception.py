@@ -253,13 +253,20 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
         answer=str(n),
         aliases=number_aliases(n),
         distractors=[str(v) for v in chosen],
-        metadata={"category": category, "count_3d": n, "count_range": [0, top], "readability": record},
+        metadata={**CountFacts(category=category).to_metadata(), "count_3d": n, "count_range": [0, top], "readability": record},
         candidates=[str(v) for v in range(11)],
     )
 
 
+@dataclass(frozen=True)
+class CountFacts(Facts):
+    """T0's one fact: the counted category (the count itself is re-derived from the scene)."""
+
+    category: str
+
+
 def derive_count(item: Item, scenes: dict[str, Scene]) -> str:
-    return answer_for(item, count_answer(scenes[item.scene_id], item.metadata["category"]))
+    return answer_for(item, count_answer(scenes[item.scene_id], CountFacts.from_item(item).category))
 
 
 @task(SUITE, "counting", derive=derive_count, description="T0: count 3D instances of a category")
