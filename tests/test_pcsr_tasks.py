@@ -376,3 +376,23 @@ def test_a_sink_on_a_cabinet_base_keeps_cabinets_uncounted() -> None:
     assert not lookalike_in(s, "cabinet")
     s.objects[-1].asset_id = sink_unit
     assert lookalike_in(s, "cabinet") and not lookalike_in(s, "person")
+
+
+def test_mcq_answer_letters_are_balanced_per_subtype_by_construction() -> None:
+    """The answer's MCQ position is planned, not shuffled: left/right pair items put the
+    answer at A and B equally often within each answer, and placed_options puts it there."""
+    import collections
+
+    import numpy as np
+
+    from perspecta.suites.pcsr.common import placed_options
+    from perspecta.suites.pcsr.perception import DIRECTION_PLAN
+
+    pair = collections.Counter((want, pos) for sub, want, pos in DIRECTION_PLAN if sub == "pair_left_right")
+    assert pair == {("left", 0): 1, ("left", 1): 1, ("right", 0): 1, ("right", 1): 1}
+    rng = np.random.default_rng(0)
+    for pos in range(4):
+        opts = placed_options(rng, "sofa", ["bed", "lamp", "tv"], pos)
+        assert opts[pos].text == "sofa" and sorted(o.text for o in opts) == ["bed", "lamp", "sofa", "tv"]
+    with pytest.raises(ValueError, match="position"):
+        placed_options(rng, "sofa", ["bed"], 2)

@@ -288,6 +288,11 @@ class Question:
     open_body: str | None = None
     open_answer: str | None = None
     open_candidates: list[str] | None = None
+    # where the MCQ puts the answer (0 = A); None = balanced over the task's units. A task
+    # whose subtypes are drawn from a plan lists positions in the plan instead, so each
+    # subtype's answer letters are balanced too (a 2-option subtype read "A" 21 of 31 times
+    # when positions were a free shuffle)
+    answer_position: int | None = None
 
 
 def room_knobs(ctx: TaskContext) -> dict[str, Any]:
@@ -447,7 +452,10 @@ def make_items(ctx: TaskContext, task: str, pano: Pano, q: Question) -> list[Ite
         )
     ]
     if q.mcq:
-        options = shuffled_options(ctx.rng, [q.answer, *q.distractors])
+        n = 1 + len(q.distractors)
+        pos = q.answer_position if q.answer_position is not None else balanced(
+            ctx, f"mcq_answer_position_{n}", list(range(n)))
+        options = placed_options(ctx.rng, q.answer, q.distractors, pos)
         label = next(o.label for o in options if o.text == q.answer)
         lines = "\n".join(f"{o.label}. {o.text}" for o in options)
         items.append(
@@ -473,11 +481,15 @@ def make_items(ctx: TaskContext, task: str, pano: Pano, q: Question) -> list[Ite
     return items
 
 
-def shuffled_options(rng: np.random.Generator, texts: Sequence[str]) -> list[Option]:
+def placed_options(rng: np.random.Generator, answer: str, distractors: Sequence[str], position: int) -> list[Option]:
+    """The MCQ options: the answer at ``position``, the distractors shuffled around it."""
+    texts = [answer, *distractors]
     if len(set(texts)) != len(texts):
-        raise ValueError(f"MCQ options must be distinct, got {list(texts)}")
-    order = rng.permutation(len(texts))
-    return letter_options([texts[int(i)] for i in order])
+        raise ValueError(f"MCQ options must be distinct, got {texts}")
+    if not 0 <= position < len(texts):
+        raise ValueError(f"answer position {position} outside {len(texts)} options")
+    rest = [distractors[int(i)] for i in rng.permutation(len(distractors))]
+    return letter_options([*rest[:position], answer, *rest[position:]])
 
 
 def answer_for(item: Item, text: str) -> str:

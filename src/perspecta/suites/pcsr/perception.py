@@ -417,15 +417,17 @@ def direction_answer(scene: Scene, subtype: str, a: str, b: str | None, margin: 
     return observer_relation(cam.position, camera_yaw(cam), oa, margin=margin)
 
 
+# (subtype, answer, MCQ answer position): the pair subtype's two letters are balanced
+# within each answer; the 4-option sector items take the task-wide balanced position
 DIRECTION_PLAN = (
-    *(("pair_left_right", s) for s in ("left", "right", "left", "right")),
-    *(("observer_sector", s) for s in SECTORS),
+    *(("pair_left_right", s, p) for s in ("left", "right") for p in (0, 1)),
+    *(("observer_sector", s, None) for s in SECTORS),
 )
 
 
 def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
-    subtype, want = balanced(ctx, "subtype_answer", DIRECTION_PLAN)
+    subtype, want, position = balanced(ctx, "subtype_answer", DIRECTION_PLAN)
     objs = pano.referable()
     if subtype == "pair_left_right":
         margin = float(ctx.knob("pair_margin_deg", {"easy": 25.0, "standard": 12.0, "hard": 10.0}))
@@ -453,6 +455,7 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
                 metadata={**DirectionFacts(object_a=a.category, object_b=b.category, margin_deg=margin).to_metadata(
                     between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
                 candidates=["left", "right"],
+                answer_position=position,
             )
         return None
     # sectors are 90-degree bins: the readability contract keeps a quarter bin from each edge
