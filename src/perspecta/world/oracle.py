@@ -11,7 +11,10 @@ This module is the one import point; the code lives in two halves:
   object-frame and hypothetical-observer relations, observer/object moves, distances.
 * :mod:`perspecta.world.viewing` — viewer-dependent geometry: projected boxes, image
   regions, in-view tests, viewer-frame left/right, front/behind, near/far, motion
-  directions, instance-mask visibility and occlusion, equirect panoramas, FOV.
+  directions, instance-mask visibility and occlusion, equirect panoramas, FOV, and the
+  camera's own direction (heading, orbit azimuth/elevation, ground axes).
+
+Rotation matrices and Euler angles (object poses) live in :mod:`perspecta.world.rotation`.
 
 Sign conventions at a glance (degrees everywhere):
 
@@ -67,11 +70,15 @@ from perspecta.world.orientation import (
     yaw_difference,
 )
 from perspecta.world.viewing import (
+    camera_azimuth,
     camera_depth,
     camera_distance,
+    camera_elevation,
     camera_yaw,
     depth_order,
     front_behind,
+    ground_ahead,
+    ground_axes,
     horizontal_fov,
     image_region,
     in_fov,
@@ -102,8 +109,10 @@ __all__ = [
     "bbox_distance",
     "bearing",
     "bearing_in_frame",
+    "camera_azimuth",
     "camera_depth",
     "camera_distance",
+    "camera_elevation",
     "camera_motion_direction",
     "camera_plane_angle",
     "camera_turn",
@@ -120,6 +129,8 @@ __all__ = [
     "farthest",
     "front_behind",
     "front_xy",
+    "ground_ahead",
+    "ground_axes",
     "heading",
     "heading_matches_motion",
     "heading_of",

@@ -58,11 +58,17 @@ def wrap180(a: float | np.ndarray) -> float | np.ndarray:
 
 
 def wrap360(a: float) -> float:
-    """Wrap an angle (degrees) into [0, 360)."""
+    """Wrap an angle (degrees) into [0, 360).
+
+    Bit-for-bit ``a % 360.0`` except that a tiny negative angle gives 0.0 where ``%``
+    rounds up to 360.0 (-0.0 gives 0.0 like ``%``). Generators that store ``round(yaw
+    % 360.0, k)`` keep the operator: yaws a hair below 0 occur and are stored as 360.0,
+    and switching would change dataset bytes.
+    """
     r = math.fmod(float(a), 360.0)
     if r < 0:
         r += 360.0
-    return 0.0 if r >= 360.0 else r
+    return 0.0 if r >= 360.0 or r == 0.0 else r
 
 
 def ccw_to_clockwise(angle: float) -> float:

@@ -25,6 +25,7 @@ from perspecta.world.orientation import (
     heading_of,
     point_of,
     wrap180,
+    wrap360,
 )
 from perspecta.world.scene import Camera, SceneObject
 
@@ -403,7 +404,43 @@ def objects_in_fov(
     return out
 
 
+# ------------------------------------------------------------ camera direction
+
+
 def camera_yaw(camera: Camera) -> float:
-    """Heading (object-yaw convention, CCW from +X) of the camera's ground-plane forward,
-    for use with :func:`in_fov` / :func:`objects_in_fov`."""
+    """Heading (degrees, (-180, 180], object-yaw convention: CCW from +X) of the camera's
+    ground-plane forward, for use with :func:`in_fov` / :func:`objects_in_fov`. Add 180
+    for the direction back toward the camera (the yaw of an object facing it)."""
     return heading_of(_pano_forward(camera))
+
+
+def ground_axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
+    """(right, forward): the camera's forward flattened onto the ground plane as a unit
+    vector, and that turned 90 degrees clockwise seen from above (the image's right for
+    a camera without roll). Both 3D with z = 0. Raises ValueError for a camera looking
+    straight up or down."""
+    fh = _ground_unit(camera.forward())
+    return np.array([fh[1], -fh[0], 0.0]), fh
+
+
+def camera_azimuth(camera: Camera) -> float:
+    """Orbit azimuth (degrees, [0, 360), CCW from +X) of the camera around its look-at
+    point: the ground direction from the look-at point to the camera, the ``azimuth`` of
+    :func:`perspecta.world.samplers.orbit_camera` (an object with this yaw faces it)."""
+    d = np.asarray(camera.position, dtype=float) - np.asarray(camera.look_at, dtype=float)
+    return wrap360(float(np.degrees(np.arctan2(d[1], d[0]))))
+
+
+def camera_elevation(camera: Camera) -> float:
+    """Orbit elevation (degrees, [-90, 90]) of the camera above its look-at point, the
+    ``elevation`` of :func:`perspecta.world.samplers.orbit_camera`."""
+    d = np.asarray(camera.position, dtype=float) - np.asarray(camera.look_at, dtype=float)
+    return float(np.degrees(np.arcsin(d[2] / np.linalg.norm(d))))
+
+
+def ground_ahead(camera: Camera, bearing_deg: float, distance: float) -> np.ndarray:
+    """Ground point (z = 0) at ``distance`` metres from the camera's foot, ``bearing_deg``
+    to the right (clockwise from above) of its ground-plane forward direction."""
+    base = math.radians(camera_yaw(camera) - bearing_deg)
+    pos = np.asarray(camera.position, dtype=float)
+    return np.array([pos[0] + distance * math.cos(base), pos[1] + distance * math.sin(base), 0.0])
