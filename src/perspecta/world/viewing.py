@@ -19,9 +19,10 @@ import numpy as np
 from perspecta import timing
 from perspecta.world.orientation import (
     PointLike,
-    _dominant,
-    _ground_unit,
     bearing,
+    dominant_direction,
+    ground_axes,
+    ground_unit,
     heading_of,
     point_of,
     wrap180,
@@ -213,11 +214,10 @@ def motion_direction(
     it moved less than ``min_distance`` metres or no component is ``dominance`` times
     the next largest.
     """
-    fh = _ground_unit(camera.forward())
-    rh = np.array([fh[1], -fh[0], 0.0])
+    rh, fh = ground_axes(camera)
     d = point_of(end) - point_of(start)
     comps = {"right": float(d @ rh), "away": float(d @ fh), "up": float(d[2])}
-    return _dominant(comps, {"right": "left", "away": "toward", "up": "down"}, min_distance, dominance)  # type: ignore[return-value]
+    return dominant_direction(comps, {"right": "left", "away": "toward", "up": "down"}, min_distance, dominance)  # type: ignore[return-value]
 
 
 # ------------------------------------------------------------------------ masks
@@ -284,7 +284,7 @@ def occlusion_level(fraction: float, *, partial: float = 0.95, full: float = 0.2
 
 
 def _pano_forward(camera: Camera) -> np.ndarray:
-    return _ground_unit(np.asarray(camera.look_at, dtype=float) - np.asarray(camera.position, dtype=float))
+    return ground_unit(np.asarray(camera.look_at, dtype=float) - np.asarray(camera.position, dtype=float))
 
 
 def panorama_longitude(point: PointLike, camera: Camera) -> float:
@@ -412,15 +412,6 @@ def camera_yaw(camera: Camera) -> float:
     ground-plane forward, for use with :func:`in_fov` / :func:`objects_in_fov`. Add 180
     for the direction back toward the camera (the yaw of an object facing it)."""
     return heading_of(_pano_forward(camera))
-
-
-def ground_axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
-    """(right, forward): the camera's forward flattened onto the ground plane as a unit
-    vector, and that turned 90 degrees clockwise seen from above (the image's right for
-    a camera without roll). Both 3D with z = 0. Raises ValueError for a camera looking
-    straight up or down."""
-    fh = _ground_unit(camera.forward())
-    return np.array([fh[1], -fh[0], 0.0]), fh
 
 
 def camera_azimuth(camera: Camera) -> float:
