@@ -37,9 +37,9 @@ from perspecta.suites.spin.common import (
     resampled,
     save_results,
 )
+from perspecta.world.oracle import wrap180
 from perspecta.world.samplers import fit_distance, sample_studio
 from perspecta.world.samplers.common import instantiate, make_object
-from perspecta.world.oracle import wrap180
 from perspecta.world.scene import Scene
 
 TASK = "identity_matching"
