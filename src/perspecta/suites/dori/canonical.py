@@ -18,15 +18,18 @@ exact inverse of the applied transform, so exactly one option restores the image
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.dori.audit import PRIMITIVE_CATEGORIES
 from perspecta.suites.dori.common import (
     PROC_SHARE,
+    OptionValuesFacts,
     Unreadable,
     balanced_class,
     dark_check,
@@ -127,11 +130,19 @@ def determinable(scene: Scene) -> bool:
     return obj.category not in CONTROLS
 
 
+@dataclass(frozen=True)
+class TransformFacts(Facts):
+    """The operations applied to the rendered image (first op first); the restoring
+    operations the question asks for are their inverse."""
+
+    image_transform: list[str]
+
+
 def answer_value(item: Item, scenes: dict[str, Scene]) -> Any:
     """The answer's value: "canonical"/"not_canonical"/None (coarse), a restoring class (granular)."""
     if not determinable(scenes[item.scene_id]):
         return None
-    t = matrix(item.metadata["image_transform"])
+    t = matrix(TransformFacts.from_item(item).image_transform)
     if item.granularity == "coarse":
         if op_class(t) == 0 and not np.array_equal(t, np.eye(2, dtype=int)):
             raise ValueError(f"item {item.id}: a pure mirror image has no canonical answer")
@@ -141,7 +152,7 @@ def answer_value(item: Item, scenes: dict[str, Scene]) -> Any:
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
     want = answer_value(item, scenes)
-    values = item.metadata["option_values"]
+    values = OptionValuesFacts.from_item(item).option_values
     if item.granularity == "coarse" or want is None:
         hits = [lab for lab, v in values.items() if v == want]
     else:
@@ -277,7 +288,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
     image = ctx.save_image(apply(rgb, transform), granularity)
     meta = {
         **object_factors(scene, asset),
-        "image_transform": transform,
+        **TransformFacts(image_transform=transform).to_metadata(),
         "restoring_ops": list(g),
         "restoring_class_cw_quarter_turns": op_class(matrix(g)),
         "frame_of_reference": "image",

@@ -27,6 +27,7 @@ from perspecta.dataset.item import Item, Option, letter_options
 from perspecta.render.overlay import draw_box
 from perspecta.render.overlay import font, label_size_for
 from perspecta.suites.context import TaskContext, stable_key
+from perspecta.suites.facts import Facts
 from perspecta.suites.dori.prompts import (
     CANNOT_DETERMINE,
     structured_prompt,
@@ -317,6 +318,15 @@ def object_factors(scene: Scene, asset: AssetInfo, object_id: str = "obj0") -> d
             "has_front": obj.has_front, "symmetric": obj.symmetric, "scene_kind": scene.kind}
 
 
+@dataclasses.dataclass(frozen=True)
+class OptionValuesFacts(Facts):
+    """Every DORI item's options as machine-readable values (a bin, an angle, an operation
+    list; None for "Cannot be determined"), so scoring and ``derive`` compare values,
+    never option wording."""
+
+    option_values: dict[str, Any]  # option label -> value
+
+
 def make_item(
     ctx: TaskContext, *, task: str, granularity: str, scene: Scene, images: list[str], question: str,
     context: str, steps: list[str], examples: list[str], options: list[Option], answer_text: str,
@@ -336,7 +346,7 @@ def make_item(
         "n_options": len(options),
         "answer_text": answer_text,
         "answer_value": values[answer_text],
-        "option_values": {o.label: values[o.text or ""] for o in options},
+        **OptionValuesFacts(option_values={o.label: values[o.text or ""] for o in options}).to_metadata(),
         "prompt_style": ctx.config.get("prompt_style", "structured"),
     }
     item_id = ctx.item_id("base", granularity)

@@ -20,6 +20,7 @@ import numpy as np
 
 from perspecta.dataset.item import IMAGE_MARKER, Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
@@ -216,12 +217,19 @@ MOVES = ("forward", "backward", "left", "right")
 _MOVE_ARGS = {"forward": (1, 0), "backward": (-1, 0), "left": (0, -1), "right": (0, 1)}
 
 
+@dataclasses.dataclass(frozen=True)
+class StatedMovesFacts(Facts):
+    """The three camera moves the Ca-M statement claims (A->B, B->C, C->D)."""
+
+    stated_moves: list[str]
+
+
 def derive_ca_m(item: Item, scenes: dict[str, Scene]) -> str:
     cams = _frames(scenes[item.scene_id], 4)
     actual = [camera_motion_direction(a, b) for a, b in pairwise(cams)]
     if any(a is None for a in actual):
         raise ValueError(f"item {item.id}: a camera move has no single direction")
-    return yes_no(actual == list(item.metadata["stated_moves"]))
+    return yes_no(actual == StatedMovesFacts.from_item(item).stated_moves)
 
 
 @task(SUITE, "ca_m", derive=derive_ca_m,
@@ -276,7 +284,7 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
         f"{stated[0]} from A to B, {stated[1]} from B to C, and {stated[2]} from C to D? "
         "Say yes only if all three moves are right."
     )
-    meta = {"true_moves": moves, "stated_moves": stated, "step_m": round(step, 4),
+    meta = {"true_moves": moves, **StatedMovesFacts(stated_moves=stated).to_metadata(), "step_m": round(step, 4),
             "turns_deg": [round(t, 4) for t in turns],
             "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,

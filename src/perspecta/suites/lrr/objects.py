@@ -32,6 +32,7 @@ import numpy as np
 
 from perspecta.dataset.item import IMAGE_MARKER, Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
@@ -186,12 +187,26 @@ HEADING_TEXT = {
 BIN_WIDTH = 90.0  # the four facing bins are quarter turns with edges at +-45 and +-135
 
 
+@dataclass(frozen=True)
+class HeadingFacts(Facts):
+    """The heading bin the Obj-HD question states (the scene decides whether it is true)."""
+
+    asked_heading: str
+
+
+@dataclass(frozen=True)
+class SequenceFacts(Facts):
+    """The scenes an Obj-MD / Obj-M item shows, in the order its images are labelled."""
+
+    scene_ids: list[str]
+
+
 def derive_hd(item: Item, scenes: dict[str, Scene]) -> str:
     s = scenes[item.scene_id]
     label = facing_label(s.object("target"), s.camera("main"), toward_max=45.0, margin=10.0)
     if label is None:
         raise ValueError(f"scene {s.scene_id}: the subject's heading is too close to a bin boundary")
-    return yes_no(label == item.metadata["asked_heading"])
+    return yes_no(label == HeadingFacts.from_item(item).asked_heading)
 
 
 @task(SUITE, "obj_hd", derive=derive_hd, description="Does the animal's head point in the stated direction?")
@@ -251,7 +266,7 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
         ctx, variants,
         body=f"{IMAGE_MARKER}\nLook at {subject.text}. Is its head pointing {HEADING_TEXT[asked]}?",
         answer=yes, extra_readability={"bin_margin": margins[-1]},
-        metadata_for=lambda frames: {"subject": name, "true_heading": true, "asked_heading": asked,
+        metadata_for=lambda frames: {"subject": name, "true_heading": true, **HeadingFacts(asked_heading=asked).to_metadata(),
                                      "camera": cam.metadata(), "n_objects": len(frames[0].objects)})
 
 
@@ -263,7 +278,7 @@ MIN_STEP_PX = 0.04  # the subject's image displacement per step, as a share of t
 
 
 def derive_md(item: Item, scenes: dict[str, Scene]) -> str:
-    sheep = [scenes[s].object("target") for s in item.metadata["scene_ids"]]
+    sheep = [scenes[s].object("target") for s in SequenceFacts.from_item(item).scene_ids]
     ok = all(heading_matches_motion(a, a, b, tol=MD_TOL) for a, b in pairwise(sheep))
     return yes_no(ok)
 
@@ -338,7 +353,7 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
     )
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "facing": facing, "negative": negative, "shown_order": order, "step_m": round(step, 4),
-        "scene_ids": [f.scene_id for f in frames], "camera": cam.metadata()})
+        **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(), "camera": cam.metadata()})
 
 
 # ----------------------------------------------------------------------------- Obj-M
@@ -347,7 +362,7 @@ MOVED_MIN = 0.4  # metres: a "moved" subject is displaced at least this far (mov
 
 
 def derive_m(item: Item, scenes: dict[str, Scene]) -> str:
-    a, b = (scenes[s].object("target") for s in item.metadata["scene_ids"])
+    a, b = (scenes[s].object("target") for s in SequenceFacts.from_item(item).scene_ids)
     d = distance(np.asarray(a.pose.position), np.asarray(b.pose.position))
     if 1e-6 < d < MOVED_MIN:
         raise ValueError(f"item {item.id}: the subject moved {d:.3f} m, too little to call")
@@ -443,5 +458,6 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     )
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "sheep_move_m": round(move_len, 4), "subject_turn_deg": round(turn, 3),
-        "camera_move_m": round(shift_len, 4), "camera_orbit_deg": round(swing, 3), "scene_ids": [f.scene_id for f in frames],
+        "camera_move_m": round(shift_len, 4), "camera_orbit_deg": round(swing, 3),
+        **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(),
         "cameras": [c.metadata() for c in cams]})

@@ -16,11 +16,14 @@ and box are measured on the render and recorded under ``readability``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from perspecta.dataset.item import IMAGE_MARKER, Item
 from perspecta.render.overlay import grid_composite
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
@@ -58,6 +61,10 @@ PHRASES = {
 }  # fmt: skip
 MARGIN = 0.1  # image_region: quadrant centres at least 10% of the side from each midline
 CENTRE_HALF = 1.0 / 6.0
+# said in every question: without it a reader may take "top-right" for a corner cell of
+# a 3x3 split (a careful blind judge did, on a Pos-C grid that is itself 3x3)
+REGION_GUIDE = ('(The centre is the middle third of a picture in both directions; the top-left, top-right, '
+                'bottom-left and bottom-right parts are the rest of the quarters its two midlines cut.)')
 TARGET_CATEGORIES = ("car", "person", "bicycle", "motorcycle", "figure", "bench", "dog")
 
 
@@ -201,8 +208,15 @@ def _pick_category(ctx: TaskContext) -> str:
 # ----------------------------------------------------------------------------- Pos
 
 
+@dataclass(frozen=True)
+class RegionFacts(Facts):
+    """The image region a Pos question names (the scene decides whether the object is there)."""
+
+    asked_region: str
+
+
 def derive_pos(item: Item, scenes: dict[str, Scene]) -> str:
-    return yes_no(item.metadata["asked_region"] in regions_of(scenes[item.scene_id]))
+    return yes_no(RegionFacts.from_item(item).asked_region in regions_of(scenes[item.scene_id]))
 
 
 @task(SUITE, "pos", derive=derive_pos, description="Is object X in a given region (quadrant/centre) of the image?")
@@ -215,9 +229,9 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
     scene, rgb, facts = position_view(ctx, ctx.scene_prefix, view_size(ctx), category, region, asked)
     ctx.add_scene(scene)
     image = ctx.save_image(rgb, "view")
-    body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image?"
+    body = f"{IMAGE_MARKER}\nIs there a {noun(category)} {PHRASES[asked]} of the image? {REGION_GUIDE}"
     meta = {"category": category, "asset_id": scene.object("target").asset_id, "true_region": region,
-            "asked_region": asked, "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
+            **RegionFacts(asked_region=asked).to_metadata(), "camera": scene.camera("main").metadata(), "readability": {"objects": facts}}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
 
@@ -225,8 +239,17 @@ def generate_pos(ctx: TaskContext) -> list[Item]:
 # ------------------------------------------------------------------- Pos-C / Pos-S
 
 
+@dataclass(frozen=True)
+class RegionsFacts(Facts):
+    """Pos-C / Pos-S: the three views in order and the region each statement names."""
+
+    scene_ids: list[str]
+    asked_regions: list[str]
+
+
 def derive_multi(item: Item, scenes: dict[str, Scene]) -> str:
-    ids, asked = item.metadata["scene_ids"], item.metadata["asked_regions"]
+    facts = RegionsFacts.from_item(item)
+    ids, asked = facts.scene_ids, facts.asked_regions
     if len(ids) != len(asked):
         raise ValueError(f"item {item.id}: {len(ids)} scenes but {len(asked)} asked regions")
     return yes_no(all(a in regions_of(scenes[s]) for s, a in zip(ids, asked)))
@@ -280,10 +303,10 @@ def generate_pos_c(ctx: TaskContext) -> list[Item]:
         f"{IMAGE_MARKER}\nThis picture is a 3x3 grid. Three of its cells hold separate pictures tagged A, B and C "
         "in their top-left corners; the other cells are black. Positions below refer to each tagged picture on "
         f"its own. Going through the pictures in the order A, B, C: is it true that {_statement(category, asked, 'picture')}? "
-        "Say yes only if all three statements are right."
+        f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
-    meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
-            "asked_regions": asked, "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
+    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], asked_regions=asked).to_metadata(
+                between={"scene_ids": {"true_regions": true}}), "cells": [list(c) for c in cells], "cell_size": cell, "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=[image], answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]
 
@@ -296,9 +319,9 @@ def generate_pos_s(ctx: TaskContext) -> list[Item]:
     body = (
         f"{labelled_images(3)}\nThese three images are unrelated to each other. Going through them in the order "
         f"A, B, C: is it true that {_statement(category, asked, 'image')}? "
-        "Say yes only if all three statements are right."
+        f"Say yes only if all three statements are right. {REGION_GUIDE}"
     )
-    meta = {"category": category, "scene_ids": [s.scene_id for s in scenes], "true_regions": true,
-            "asked_regions": asked, "readability": readability}
+    meta = {"category": category, **RegionsFacts(scene_ids=[s.scene_id for s in scenes], asked_regions=asked).to_metadata(
+                between={"scene_ids": {"true_regions": true}}), "readability": readability}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=wants_yes(ctx),
                        scene_id=scenes[0].scene_id, metadata=meta)]

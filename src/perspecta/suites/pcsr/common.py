@@ -27,6 +27,7 @@ import numpy as np
 
 from perspecta.dataset.item import Item, Option, letter_options
 from perspecta.suites.context import TaskContext, stable_key
+from perspecta.suites.facts import Facts
 from perspecta.world import readability
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.scene import Camera, Scene, SceneObject
@@ -337,7 +338,7 @@ def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
 
 def build_unit(
     ctx: TaskContext, task: str, build: Build, prepare: Prepare | None = None,
-    room_type: Callable[[TaskContext], str] | None = None,
+    room_type: Callable[[TaskContext], str] | None = None, max_tries: int = MAX_ROOM_TRIES,
 ) -> list[Item]:
     """Try rooms until ``build`` finds a well-posed question, then emit its items.
 
@@ -352,13 +353,14 @@ def build_unit(
     A question is only emitted with a readability record that meets the contract;
     otherwise the unit moves on to its next room. ``room_type`` names the only room type
     ``build`` can accept (an answer target, see :func:`answer_target`): shared rooms of
-    another type are passed over by their seed alone, never sampled.
+    another type are passed over by their seed alone, never sampled. ``max_tries`` rooms
+    are tried (a task whose targets are rarer may look further).
     """
     from perspecta.suites.pcsr import rooms
 
     failures: list[str] = []
     renders = 0
-    for attempt in range(MAX_ROOM_TRIES):
+    for attempt in range(max_tries):
         shared = rooms.RoomKey(ctx.index, attempt) if prepare is None else None
         if shared is not None and room_type is not None and rooms.room_type(ctx, shared) != room_type(ctx):
             continue  # build would turn it down; skip the furnishing
@@ -406,13 +408,20 @@ def build_unit(
                        f"{', knobs ' + str(ctx.knobs) if ctx.knobs else ''}): {tally}")
 
 
+@dataclass(frozen=True)
+class PanoFacts(Facts):
+    """Visible pixels per category in the item's panorama (what "in view" is measured on)."""
+
+    visible_px: dict[str, int]
+
+
 def make_items(ctx: TaskContext, task: str, pano: Pano, q: Question) -> list[Item]:
     room = pano.scene.room
     meta = {
         **q.metadata,
         "room_type": room.room_type if room else None,
         "n_objects": len(pano.scene.objects),
-        "visible_px": dict(sorted(pano.visible_px.items())),
+        **PanoFacts(visible_px=dict(sorted(pano.visible_px.items()))).to_metadata(),
         "camera": pano.camera.metadata(),
         "candidates": list(dict.fromkeys(q.candidates)),
     }

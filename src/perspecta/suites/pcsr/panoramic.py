@@ -24,11 +24,13 @@ import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.pcsr.common import (
     distinct_by_name,
     MIN_VISIBLE_PX,
     SUITE,
     Pano,
+    PanoFacts,
     Question,
     aliases_for,
     answer_for,
@@ -143,7 +145,7 @@ def _build_seam_neighbour(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=aliases_for(z.category),
             distractors=list(picked),
             metadata={
-                "anchor": a.category,
+                **SeamNeighbourFacts(anchor=a.category).to_metadata(),
                 "answer_id": z.id,
                 "anchor_longitude": round(la, 3),
                 "answer_longitude": round(lz, 3),
@@ -186,11 +188,8 @@ def _build_seam_pair(ctx: TaskContext, pano: Pano, want: str) -> Question | None
             aliases=[],
             distractors=[],
             metadata={
-                "object_a": a.category,
-                "object_b": b.category,
-                "distance_m": round(d, 4),
-                "threshold_m": threshold,
-                "margin_m": margin,
+                **SeamPairFacts(object_a=a.category, object_b=b.category, threshold_m=threshold,
+                                margin_m=margin).to_metadata(between={"object_b": {"distance_m": round(d, 4)}}),
                 "longitudes": [round(panorama_longitude(a, cam), 3), round(panorama_longitude(b, cam), 3)],
                 "readability": record,
             },
@@ -208,11 +207,29 @@ def _build_distortion(ctx: TaskContext, pano: Pano) -> Question | None:
     return _build_seam_pair(ctx, pano, want)
 
 
+@dataclasses.dataclass(frozen=True)
+class SeamNeighbourFacts(Facts):
+    """The category whose nearest neighbour (across the seam) is asked for."""
+
+    anchor: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SeamPairFacts(Facts):
+    """The two categories at opposite edges and the distance threshold (with its margin)."""
+
+    object_a: str
+    object_b: str
+    threshold_m: float
+    margin_m: float
+
+
 def derive_distortion(item: Item, scenes: dict[str, Scene]) -> str:
-    m, scene = item.metadata, scenes[item.scene_id]
+    scene = scenes[item.scene_id]
     if item.subtype == "seam_pair":
-        return seam_pair_answer(scene, m["object_a"], m["object_b"], m["threshold_m"], m["margin_m"])
-    return answer_for(item, seam_neighbour_answer(scene, m["anchor"]))
+        p = SeamPairFacts.from_item(item)
+        return seam_pair_answer(scene, p.object_a, p.object_b, p.threshold_m, p.margin_m)
+    return answer_for(item, seam_neighbour_answer(scene, SeamNeighbourFacts.from_item(item).anchor))
 
 
 def aim_seam(ctx: TaskContext, scene: Scene) -> None:
@@ -350,13 +367,8 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=aliases_for(ans),
             distractors=[display(c) for c in distractors],
             metadata={
-                "facing": f.category,
-                "fov": fov,
-                "fov_margin_deg": margin,
-                "in_view": ins,
-                "out_of_view": sorted(outs),
-                "heading": round(head, 3),
-                "target": target,
+                **FovFacts(facing=f.category, fov=fov, fov_margin_deg=margin, target=target).to_metadata(between={
+                    "fov_margin_deg": {"in_view": ins, "out_of_view": sorted(outs), "heading": round(head, 3)}}),
                 "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
@@ -386,12 +398,22 @@ def fov_answer(
     return "yes" if s == "in" else "no"
 
 
+@dataclasses.dataclass(frozen=True)
+class FovFacts(Facts):
+    """The object faced, the field of view (and its margin) and the yes/no target."""
+
+    facing: str
+    fov: float
+    fov_margin_deg: float
+    target: str | None
+
+
 def derive_fov(item: Item, scenes: dict[str, Scene]) -> str:
-    m, scene = item.metadata, scenes[item.scene_id]
-    margin = m["fov_margin_deg"]
+    m, scene = FovFacts.from_item(item), scenes[item.scene_id]
+    px = PanoFacts.from_item(item).visible_px
     if item.answer_type == "yesno":
-        return fov_answer(scene, m["facing"], m["fov"], m["visible_px"], "yesno", m["target"], margin)
-    visible = fov_answer(scene, m["facing"], m["fov"], m["visible_px"], "which", None, margin).split(",")
+        return fov_answer(scene, m.facing, m.fov, px, "yesno", m.target, m.fov_margin_deg)
+    visible = fov_answer(scene, m.facing, m.fov, px, "which", None, m.fov_margin_deg).split(",")
     shown = [o for o in item.options if o.text is not None and o.text in {display(c) for c in visible}]
     if len(shown) != 1:
         raise ValueError(f"item {item.id}: {len(shown)} options are in view, expected exactly one")

@@ -18,10 +18,13 @@ around the observer an object is in; each answer is equally frequent per subtype
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.pcsr.common import (
-    CONFUSABLE,
+    MAX_ROOM_TRIES,
     SUITE,
     AnswerTable,
     Pano,
@@ -32,6 +35,7 @@ from perspecta.suites.pcsr.common import (
     balanced,
     build_unit,
     by_category,
+    confusable,
     display,
     room_type_of,
     the,
@@ -99,23 +103,46 @@ def count_answer(scene: Scene, category: str) -> str:
     return str(sum(1 for o in scene.objects if o.category == category))
 
 
-# What T0 counts, and where. A (room type, category) cell is asked only if that room
-# type's plan can hold every count 0..count_max of the category (and has no must-have
-# piece of it) and holds no look-alike of it: otherwise the room type or the category
-# would rule counts out (a bedroom always has exactly one chair, a kitchen at least one
-# cabinet) or rooms with the count would be rare (an office's cabinets bar its
-# bookcases). Within a cell every count is asked equally often, so neither the room,
-# the category nor how big such pieces look says anything about the count. Plants are
-# not counted (small potted ones fail the contract, so their count would be "how many
-# big ones").
-COUNT_CATEGORIES = ("cabinet", "wardrobe", "bookcase", "chair", "lamp", "person")
-# a zero count is only asked while nothing a person could count instead is in the room
-# (a dresser or a bookcase for a cabinet)
-ZERO_LOOKALIKES: dict[str, frozenset[str]] = {
+# What T0 counts, and where: per room type, the categories whose count a person reads
+# off the panorama and that the room's plan lets range over 0..count_max with no
+# must-have piece (:func:`count_cells` keeps, for a given count_max, those whose plan
+# can). Every listed cell was measured on sampled rooms (standard and hard knobs) to
+# pose each count 0..3 in enough rooms that a unit finds one. Within a cell every count
+# is asked equally often, so neither the room type nor the category says anything about
+# the count. Plants are counted only where the plan holds floor-standing ones
+# (``FLOOR_PLANT``); a 30 cm orchid in a far corner would fail the contract, so with
+# them "how many plants" would mean "how many big ones".
+COUNT_CELLS: dict[str, tuple[str, ...]] = {
+    "bedroom": ("wardrobe", "person"),
+    "living_room": ("person", "armchair"),
+    "kitchen": ("person", "cabinet"),
+    "office": ("person", "bookcase", "plant"),
+}
+COUNT_CATEGORIES = tuple(sorted({c for cats in COUNT_CELLS.values() for c in cats}))
+# What a person might count as the category, or mistake for it: while any of these is in
+# the room, the category is not counted at all (zero included: a dresser or a bookcase
+# passes for a cabinet, an armchair for a chair). The CONFUSABLE groups apply too.
+COUNT_LOOKALIKES: dict[str, frozenset[str]] = {
     "cabinet": frozenset({"wardrobe", "bookcase", "dressing_table", "nightstand"}),
     "wardrobe": frozenset({"cabinet", "bookcase"}),
     "bookcase": frozenset({"cabinet", "wardrobe"}),
+    "chair": frozenset({"armchair", "stool"}),
+    "armchair": frozenset({"chair"}),
 }
+
+# Single models that pass for another category although their own is right: the kitchen
+# sink stands on a closed two-door base unit, which a one-look judge counted as a cabinet.
+COUNT_LOOKALIKE_ASSETS: dict[str, frozenset[str]] = {
+    "cabinet": frozenset({"sh3d:blendswap-cc-by/kitchenSink"}),
+}
+
+
+def lookalike_in(scene: Scene, category: str) -> bool:
+    """Whether ``scene`` holds something a person could count as ``category``."""
+    present = {o.category for o in scene.objects}
+    assets = {o.asset_id for o in scene.objects}
+    return (bool(COUNT_LOOKALIKES.get(category, frozenset()) & present)
+            or bool(COUNT_LOOKALIKE_ASSETS.get(category, frozenset()) & assets) or confusable(scene, category))
 
 
 def zero_askable(scene: Scene, category: str) -> bool:
@@ -125,27 +152,37 @@ def zero_askable(scene: Scene, category: str) -> bool:
 
     present = {o.category for o in scene.objects}
     plan = {s.category for s in PLANS.get(scene.room.room_type if scene.room else "", ())}
-    return category in plan and category not in present and not (ZERO_LOOKALIKES.get(category, frozenset()) & present)
+    return category in plan and category not in present and not lookalike_in(scene, category)
 
 
-def plan_range(room_type: str, category: str) -> tuple[int, int]:
-    """(fewest, most) pieces of ``category`` a ``room_type`` plan holds (fallbacks aside)."""
+def plan_counts(room_type: str, category: str) -> frozenset[int]:
+    """Every number of ``category`` pieces the ``room_type`` plan can place (fallbacks
+    aside): an anchored slot draws its count per anchor (chairs per table), so with
+    two to six chairs per optional table a room holds 0 or 2..6 chairs, never one."""
     from perspecta.world.samplers import PLANS
 
-    slots = [s for s in PLANS.get(room_type, ()) if s.category == category]
-    return sum(s.count[0] for s in slots), sum(s.count[1] for s in slots)
+    def sums(values: frozenset[int], times: int) -> frozenset[int]:
+        out = frozenset({0})
+        for _ in range(times):
+            out = frozenset(a + b for a in out for b in values)
+        return out
+
+    per_slot: dict[str, frozenset[int]] = {}
+    total = frozenset({0})
+    for slot in PLANS.get(room_type, ()):
+        own = frozenset(range(slot.count[0], slot.count[1] + 1))
+        if slot.anchor is not None:
+            own = frozenset().union(*(sums(own, k) for k in per_slot.get(slot.anchor, frozenset({0}))))
+        per_slot[slot.key] = own
+        if slot.category == category:
+            total = frozenset(a + b for a in total for b in own)
+    return total
 
 
 def count_cells(top: int) -> list[tuple[str, str]]:
-    """The (room type, category) cells whose plans hold every count 0..``top``."""
-    from perspecta.world.samplers import PLANS
-
-    def lookalike_free(rt: str, c: str) -> bool:
-        planned = {s.category for s in PLANS[rt]}
-        return not any(c in g and (g - {c}) & planned for g in CONFUSABLE)
-
-    cells = [(rt, c) for rt in sorted(PLANS) for c in COUNT_CATEGORIES
-             if plan_range(rt, c)[0] == 0 and plan_range(rt, c)[1] >= top and lookalike_free(rt, c)]
+    """The (room type, category) cells of ``COUNT_CELLS`` whose plans hold every count
+    0..``top`` (so none is must-have and no count is ruled out by the room type)."""
+    cells = [(rt, c) for rt in sorted(COUNT_CELLS) for c in COUNT_CELLS[rt] if set(range(top + 1)) <= plan_counts(rt, c)]
     if not cells:
         raise ValueError(f"count_max={top}: no room type's plan holds 0..{top} of any of {COUNT_CATEGORIES}")
     return cells
@@ -154,6 +191,29 @@ def count_cells(top: int) -> list[tuple[str, str]]:
 def count_plan(top: int) -> list[tuple[int, str, str]]:
     """Every (count, room type, category) T0 asks: 0..``top`` in each of :func:`count_cells`."""
     return [(v, rt, c) for v in range(top + 1) for rt, c in count_cells(top)]
+
+
+def split_at_seam(pano: Pano, obj: SceneObject) -> bool:
+    """Whether ``obj`` shows on both side edges of the panorama: cut in two by the seam
+    behind the observer, it would look like two objects to a person counting. (The
+    geometric stand-in has no mask; the rendered one decides.)"""
+    if not pano.measured:
+        return False
+    k = next(i for i, o in enumerate(pano.scene.objects) if o is obj) + 1
+    inst = pano.instance
+    return bool((inst[:, 0] == k).any() and (inst[:, -1] == k).any())
+
+
+def counted_instances(pano: Pano, category: str) -> list[SceneObject] | None:
+    """The pieces of ``category`` a person would count, or None when the count is not
+    readable: a look-alike is in the room, or a piece fails the contract or is cut by
+    the seam."""
+    if lookalike_in(pano.scene, category):
+        return None
+    instances = [o for o in pano.scene.objects if o.category == category]
+    if not all(pano.visible(o) and not split_at_seam(pano, o) for o in instances):
+        return None
+    return instances
 
 
 def count_max(ctx: TaskContext) -> int:
@@ -172,11 +232,8 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     n, room_type, category = _count_target(ctx)
     if room_type_of(scene) != room_type:
         return None
-    instances = [o for o in scene.objects if o.category == category]
-    if n == 0:
-        if not zero_askable(scene, category):
-            return None
-    elif len(instances) != n or pano.confusable(category) or not all(pano.visible(o) for o in instances):
+    instances = counted_instances(pano, category)
+    if instances is None or len(instances) != n or (n == 0 and not zero_askable(scene, category)):
         return None
     # options: a uniformly drawn 4-subset of 0..top holding the answer (all of it at
     # top 3), shown in a shuffled order, so no option's value or rank tells the answer
@@ -196,18 +253,28 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
         answer=str(n),
         aliases=number_aliases(n),
         distractors=[str(v) for v in chosen],
-        metadata={"category": category, "count_3d": n, "count_range": [0, top], "readability": record},
+        metadata={**CountFacts(category=category).to_metadata(), "count_3d": n, "count_range": [0, top], "readability": record},
         candidates=[str(v) for v in range(11)],
     )
 
 
+@dataclass(frozen=True)
+class CountFacts(Facts):
+    """T0's one fact: the counted category (the count itself is re-derived from the scene)."""
+
+    category: str
+
+
 def derive_count(item: Item, scenes: dict[str, Scene]) -> str:
-    return answer_for(item, count_answer(scenes[item.scene_id], item.metadata["category"]))
+    return answer_for(item, count_answer(scenes[item.scene_id], CountFacts.from_item(item).category))
 
 
 @task(SUITE, "counting", derive=derive_count, description="T0: count 3D instances of a category")
 def generate_counting(ctx: TaskContext) -> list[Item]:
-    return build_unit(ctx, "counting", _build_count, room_type=lambda c: _count_target(c)[1])
+    # three readable people (or armchairs) in one room is a rarer draw than most targets:
+    # look twice as far before giving up (only rooms of the target's type are sampled)
+    return build_unit(ctx, "counting", _build_count, room_type=lambda c: _count_target(c)[1],
+                      max_tries=2 * MAX_ROOM_TRIES)
 
 
 # ------------------------------------------------------------------ T1 relative distance
@@ -309,9 +376,7 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=aliases_for(win[0].category),
             distractors=[display(o.category) for o in picked[1:]],
             metadata={
-                "anchor": anchor.category,
-                "anchor_id": anchor.id,
-                "mode": mode,
+                **DistanceFacts(anchor=anchor.category, mode=mode).to_metadata(between={"anchor": {"anchor_id": anchor.id}}),
                 "answer_id": win[0].id,
                 "runner_up": picked[1].category,
                 "margins_m": {"center": margin, "bbox": box_margin, "bbox_lead": round(min(win_box[1], 1e6), 4)},
@@ -323,9 +388,17 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     return None
 
 
+@dataclass(frozen=True)
+class DistanceFacts(Facts):
+    """The anchor category and whether its closest or farthest object is asked."""
+
+    anchor: str
+    mode: str
+
+
 def derive_distance(item: Item, scenes: dict[str, Scene]) -> str:
-    m = item.metadata
-    return answer_for(item, distance_answer(scenes[item.scene_id], m["anchor"], m["mode"]))
+    d = DistanceFacts.from_item(item)
+    return answer_for(item, distance_answer(scenes[item.scene_id], d.anchor, d.mode))
 
 
 @task(SUITE, "relative_distance", derive=derive_distance, description="T1: closest / farthest object to a named one")
@@ -377,8 +450,8 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
                 answer=ans,
                 aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side"],
                 distractors=["right" if ans == "left" else "left"],
-                metadata={"object_a": a.category, "object_b": b.category, "frame_of_reference": "observer",
-                          "margin_deg": margin, "readability": record},
+                metadata={**DirectionFacts(object_a=a.category, object_b=b.category, margin_deg=margin).to_metadata(
+                    between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
                 candidates=["left", "right"],
             )
         return None
@@ -402,16 +475,25 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
             answer=ans,
             aliases=[SECTOR_TEXT[ans]] + (["back", "behind me"] if ans == "behind" else []),
             distractors=[s for s in SECTORS if s != ans],
-            metadata={"object_a": a.category, "object_b": None, "frame_of_reference": "observer",
-                      "margin_deg": margin, "readability": record},
+            metadata={**DirectionFacts(object_a=a.category, object_b=None, margin_deg=margin).to_metadata(
+                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
             candidates=list(SECTORS),
         )
     return None
 
 
+@dataclass(frozen=True, kw_only=True)
+class DirectionFacts(Facts):
+    """The object(s) whose direction is asked (``object_b`` None: relative to the observer)."""
+
+    object_a: str
+    object_b: str | None
+    margin_deg: float = 0.0  # absent from datasets made before the knob
+
+
 def derive_direction(item: Item, scenes: dict[str, Scene]) -> str:
-    m = item.metadata
-    ans = direction_answer(scenes[item.scene_id], item.subtype, m["object_a"], m["object_b"], m.get("margin_deg", 0.0))
+    d = DirectionFacts.from_item(item)
+    ans = direction_answer(scenes[item.scene_id], item.subtype, d.object_a, d.object_b, d.margin_deg)
     if ans is None:
         raise ValueError(f"item {item.id}: the direction is within the margin of a boundary")
     return answer_for(item, ans)

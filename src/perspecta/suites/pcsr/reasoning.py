@@ -18,10 +18,13 @@ least ``min_reanchor_turn_deg`` from the real one. Answers are balanced per subt
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.pcsr.common import (
     distinct_by_name,
     SUITE,
@@ -142,7 +145,7 @@ def _build_transitive(ctx: TaskContext, pano: Pano, relation: str, asked: str) -
             answer=ans,
             aliases=aliases_for(by_category(pano.scene, chain[0] if ans == display(chain[0]) else chain[2]).category),
             distractors=[other, display(chain[1])],
-            metadata={"chain": chain, "relation": relation, "asked": asked,
+            metadata={**ChainFacts(chain=chain, relation=relation, asked=asked).to_metadata(),
                       "observer_distances": [round(x, 4) for x in d], "control": "text_only",
                       "answer_position": "first" if ans == display(chain[0]) else "last",
                       "readability": record},
@@ -221,8 +224,7 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=aliases_for(z.category),
             distractors=list(picked),
             metadata={
-                "start": x.category,
-                "modes": modes,
+                **WalkFacts(start=x.category, modes=modes).to_metadata(),
                 "hops": hops,
                 "path": [o.category for o in path],
                 "path_ids": [o.id for o in path],
@@ -244,11 +246,30 @@ def _build_chain(ctx: TaskContext, pano: Pano) -> Question | None:
     return _build_compositional(ctx, pano)
 
 
+@dataclass(frozen=True)
+class ChainFacts(Facts):
+    """A transitive chain: three categories, the premises' relation and the end asked for."""
+
+    chain: list[str]
+    relation: str
+    asked: str
+
+
+@dataclass(frozen=True)
+class WalkFacts(Facts):
+    """A compositional walk: the start category and each hop's closest/farthest mode."""
+
+    start: str
+    modes: list[str]
+
+
 def derive_chain(item: Item, scenes: dict[str, Scene]) -> str:
-    m, scene = item.metadata, scenes[item.scene_id]
+    scene = scenes[item.scene_id]
     if item.subtype == "transitive":
-        return answer_for(item, transitive_answer(scene, m["chain"], m["relation"], m["asked"]))
-    return answer_for(item, display(compositional_answer(scene, m["start"], m["modes"])[-1].category))
+        c = ChainFacts.from_item(item)
+        return answer_for(item, transitive_answer(scene, c.chain, c.relation, c.asked))
+    w = WalkFacts.from_item(item)
+    return answer_for(item, display(compositional_answer(scene, w.start, w.modes)[-1].category))
 
 
 @task(SUITE, "compositional_chains", derive=derive_chain, description="T3: transitive and multi-hop relation chains")
@@ -330,9 +351,7 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=aliases_for(ans.category),
             distractors=list(picked),
             metadata={
-                "turn": turn,
-                "direction": direction,
-                "target": target,
+                **TurnFacts(turn=turn, direction=direction, target=target).to_metadata(),
                 "answer_id": ans.id,
                 "answer_offset_deg": round(gap0, 3),
                 "rival_offset_deg": round(rival, 3),
@@ -344,9 +363,18 @@ def _build_rotation(ctx: TaskContext, pano: Pano) -> Question | None:
     return None
 
 
+@dataclass(frozen=True)
+class TurnFacts(Facts):
+    """The observer's turn (degrees, direction) and which object it aims at (``TARGETS``)."""
+
+    turn: int
+    direction: str
+    target: str
+
+
 def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
-    m = item.metadata
-    return answer_for(item, rotation_answer(scenes[item.scene_id], m["turn"], m["direction"], m["target"]))
+    t = TurnFacts.from_item(item)
+    return answer_for(item, rotation_answer(scenes[item.scene_id], t.turn, t.direction, t.target))
 
 
 @task(SUITE, "egocentric_rotation", derive=derive_rotation, description="T4: what is ahead/left/right/behind after a turn")
@@ -426,14 +454,10 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=list(dict.fromkeys([SECTOR_TEXT[ans], f"to the {ans}" if ans in ("left", "right") else SECTOR_TEXT[ans]])),
             distractors=wrong,
             metadata={
-                "at": x.category,
-                "facing": y.category,
-                "target": z.category,
-                "egocentric_answer": ego,
-                "conflicts_with_egocentric": ego != ans,
-                "frame_of_reference": "re-anchored observer",
-                "reanchor_turn_deg": round(reanchor_turn, 3),
-                "margin_deg": margin,
+                **ReanchorFacts(at=x.category, facing=y.category, target=z.category, margin_deg=margin).to_metadata(
+                    between={"target": {"egocentric_answer": ego, "conflicts_with_egocentric": ego != ans,
+                                        "frame_of_reference": "re-anchored observer",
+                                        "reanchor_turn_deg": round(reanchor_turn, 3)}}),
                 "readability": record,
             },
             candidates=options,
@@ -444,9 +468,19 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
     return fallback
 
 
+@dataclass(frozen=True)
+class ReanchorFacts(Facts):
+    """Stand at ``at``, face ``facing``: where is ``target``? (categories)"""
+
+    at: str
+    facing: str
+    target: str
+    margin_deg: float = 0.0  # kept from every sector boundary; absent from datasets made before the knob
+
+
 def derive_reanchor(item: Item, scenes: dict[str, Scene]) -> str:
-    m = item.metadata
-    ans = reanchor_answer(scenes[item.scene_id], item.subtype, m["at"], m["facing"], m["target"], m.get("margin_deg", 0.0))
+    r = ReanchorFacts.from_item(item)
+    ans = reanchor_answer(scenes[item.scene_id], item.subtype, r.at, r.facing, r.target, r.margin_deg)
     if ans is None:
         raise ValueError(f"item {item.id}: the target is within the margin of a boundary")
     return answer_for(item, ans)

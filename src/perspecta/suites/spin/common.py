@@ -20,6 +20,7 @@ import numpy as np
 from perspecta.dataset.item import IMAGE_MARKER, Item, Option
 from perspecta.render.base import RenderResult
 from perspecta.suites.context import TaskContext, stable_key
+from perspecta.suites.facts import Facts
 from perspecta.world.scene import Pose, Scene, SceneObject
 
 T = TypeVar("T")
@@ -105,9 +106,17 @@ def render_frame(ctx: TaskContext, scene: Scene, spec: dict[str, Any], *, measur
     return ctx.renderer.render(frame_scene(scene, spec["objects"]), cam, color=not (measure or masks_only))
 
 
+@dataclasses.dataclass(frozen=True)
+class FramesFacts(Facts):
+    """Every SpinBench item's image recipes: per image, the camera and the object ids
+    rendered (see :func:`frame`), which is how ``derive`` knows what each image shows."""
+
+    frames: list[dict[str, Any]]
+
+
 def frames_of(item: Item) -> list[dict[str, Any]]:
-    frames = item.metadata.get("frames")
-    if not isinstance(frames, list) or len(frames) != len(item.images):
+    frames = FramesFacts.from_item(item).frames
+    if len(frames) != len(item.images):
         raise ValueError(f"item {item.id}: metadata.frames must list one frame per image")
     return frames
 

@@ -17,6 +17,7 @@ from perspecta.dataset.item import Item, label_of_image
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     dress_background,
     DOMAINS,
     LAYOUTS,
@@ -167,7 +168,7 @@ def generate(ctx: TaskContext) -> list[Item]:
             "odd_index": odd,
             "view_azimuths": [round(a % 360.0, 3) for a in azimuths],
             "readability": readability,
-            "frames": frames,
+            **FramesFacts(frames=frames).to_metadata(),
             "frame_of_reference": "none",
         }
         return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,

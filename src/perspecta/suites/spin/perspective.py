@@ -21,14 +21,17 @@ computed from the hypothetical camera stored in the scene.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from perspecta.dataset.item import Item, label_of_image, label_of_text
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     Unreadable,
     SUITE,
     Strata,
@@ -128,12 +131,20 @@ SELECT_PHRASES = (
 )
 
 
+@dataclass(frozen=True)
+class SelectionFacts(Facts):
+    """The view (front/left/right/back of the table) the candidates are judged against."""
+
+    asked_view: str
+
+
 def derive_selection(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
     frames = frames_of(item)
-    hits = [o.image for o in item.options if view_of(scene, frames[o.image]["camera"]) == item.metadata["asked_view"]]  # type: ignore[index]
+    asked = SelectionFacts.from_item(item).asked_view
+    hits = [o.image for o in item.options if o.image is not None and view_of(scene, frames[o.image]["camera"]) == asked]
     if len(hits) != 1:
-        raise ValueError(f"item {item.id}: {len(hits)} candidates are {item.metadata['asked_view']} views")
+        raise ValueError(f"item {item.id}: {len(hits)} candidates are {asked} views")
     return item.label_of_image(int(hits[0]))  # type: ignore[arg-type]
 
 
@@ -222,12 +233,12 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     meta: dict[str, Any] = {
         "family": "perspective_taking_view_selection",
         "paper_subtype": f"infinigen_rotation_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
-        "asked_view": asked, "route_quarter_turns": route, "candidate_views": order, "occlusion": level, "occlusion_requested": want,
+        **SelectionFacts(asked_view=asked).to_metadata(), "route_quarter_turns": route, "candidate_views": order, "occlusion": level, "occlusion_requested": want,
         "min_visible_fraction": round(lowest, 4), "visible_fraction": {k: round(v, 4) for k, v in fractions.items()},
         "occluder_id": occluder.id if occluder else None,
         "occluded_target_id": target_id,
         "all_in_frame": all(v.inside for v in vis),
-        "frame_of_reference": "viewer", "n_objects": len(placed_objects(scene)), "frames": frames,
+        "frame_of_reference": "viewer", "n_objects": len(placed_objects(scene)), **FramesFacts(frames=frames).to_metadata(),
     }
     return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"view_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
                       question=question, images=images, options=options,
@@ -262,15 +273,28 @@ def pole(kind: str, a: SceneObject, b: SceneObject, camera: Camera) -> str | Non
     return oracle.near_far(a, b, camera, margin=depth_margin(a, b))
 
 
+@dataclass(frozen=True)
+class TransformFacts(Facts):
+    """The question after the imagined move: which of x, y has pole ``asked`` of the
+    ``asked_relation`` seen from camera ``new_camera``."""
+
+    asked_relation: str
+    asked: str
+    new_camera: str
+    x_id: str
+    y_id: str
+    names: dict[str, str]  # object id -> the name the question uses
+
+
 def derive_transform(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
-    md = item.metadata
-    x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
-    p = pole(md["asked_relation"], x, y, scene.camera(md["new_camera"]))
+    facts = TransformFacts.from_item(item)
+    x, y = scene.object(facts.x_id), scene.object(facts.y_id)
+    p = pole(facts.asked_relation, x, y, scene.camera(facts.new_camera))
     if p is None:
         raise ValueError(f"item {item.id}: relation from the new view is within the margin")
-    winner = x if p == md["asked"] else y
-    return item.label_of(md["names"][winner.id])
+    winner = x if p == facts.asked else y
+    return item.label_of(facts.names[winner.id])
 
 
 def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
@@ -348,11 +372,12 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
             meta = {
                 "family": "perspective_taking_relation_transformation",
                 "paper_subtype": f"infinigen_spatial_relation_transformation_{cond}_{view}",
-                "premise": with_premise, "premise_relation": premise, "asked_relation": asked_kind, "asked": asked,
-                "view": view, "route_quarter_turns": route, "new_camera": new_cam, "x_id": x.id, "y_id": y.id, "names": names,
+                "premise": with_premise, "premise_relation": premise, 
+                **TransformFacts(asked_relation=asked_kind, asked=asked, new_camera=new_cam, x_id=x.id, y_id=y.id,
+                                 names=names).to_metadata(between={"asked": {"view": view, "route_quarter_turns": route}}),
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
-                "readability": readability, "pair_id": ctx.item_id("base"), "frames": [spec],
+                "readability": readability, "pair_id": ctx.item_id("base"), **FramesFacts(frames=[spec]).to_metadata(),
             }
             if with_premise:  # the stated premise fixes the answer: text-solvable by the paper's design
                 meta["control"] = "text_only"

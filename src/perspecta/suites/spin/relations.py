@@ -13,14 +13,17 @@ toward/away from the viewer by a clearly visible shift.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from perspecta.dataset.item import Item, label_of_text
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     Unreadable,
     SUITE,
     Strata,
@@ -105,18 +108,37 @@ def _flip(kind: str, pole: str) -> str:
     return b if pole == a else a
 
 
+@dataclass(frozen=True, kw_only=True)
+class GroundingFacts(Facts):
+    """What every variant of a grounding unit asks about (one block of its metadata)."""
+
+    margin_scale: float = 1.0  # absent from datasets made before the knob existed
+    relation: str
+    names: dict[str, str]  # object id -> the name the question uses
+
+
+@dataclass(frozen=True)
+class GroundingPairFacts(Facts):
+    """One variant's question: "is x <pole> of y" (``asked`` None) or "which is <asked>"."""
+
+    form: str
+    x_id: str
+    y_id: str
+    asked: str | None
+
+
 def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
-    md = item.metadata
+    g, q = GroundingFacts.from_item(item), GroundingPairFacts.from_item(item)
     f = frames_of(item)[0]
-    x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
-    rel = relation(md["relation"], x, y, scene.camera(f["camera"]), float(md.get("margin_scale", 1.0)))
+    x, y = scene.object(q.x_id), scene.object(q.y_id)
+    rel = relation(g.relation, x, y, scene.camera(f["camera"]), g.margin_scale)
     if rel is None:
-        raise ValueError(f"item {item.id}: {md['relation']} of {x.id} vs {y.id} is within the margin")
-    if md["form"] == "is":
-        return item.label_of(IS_FORM[md["relation"]][1][POLES[md["relation"]].index(rel)])
-    winner = x if rel == md["asked"] else y  # x has pole `rel`, so y has the other pole
-    return item.label_of(md["names"][winner.id])
+        raise ValueError(f"item {item.id}: {g.relation} of {x.id} vs {y.id} is within the margin")
+    if q.form == "is":
+        return item.label_of(IS_FORM[g.relation][1][POLES[g.relation].index(rel)])
+    winner = x if rel == q.asked else y  # x has pole `rel`, so y has the other pole
+    return item.label_of(g.names[winner.id])
 
 
 def unique_objects(scene: Scene) -> list[SceneObject]:
@@ -251,19 +273,18 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, sc
     rel = relation(kind, x, y, cam, scale)
     assert rel is not None
     meta_common: dict[str, Any] = {
-        "margin_scale": scale,
-        "family": "object_relation_grounding",
-        "paper_subtype": {"left_right": "infinigen_spatial_relation_grounding_left_right",
-                          "front_behind": "infinigen_spatial_relationship_front_behind",
-                          "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind],
-        "relation": kind,
-        "frame_of_reference": "viewer",
-        "names": names,
+        **GroundingFacts(margin_scale=scale, relation=kind, names=names).to_metadata(between={
+            "margin_scale": {
+                "family": "object_relation_grounding",
+                "paper_subtype": {"left_right": "infinigen_spatial_relation_grounding_left_right",
+                                  "front_behind": "infinigen_spatial_relationship_front_behind",
+                                  "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind]},
+            "relation": {"frame_of_reference": "viewer"}}),
         "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
         "n_objects": len(placed_objects(scene)),
         "categories": [o.category for o in placed_objects(scene)],
         "readability": readability,
-        "frames": [spec],
+        **FramesFacts(frames=[spec]).to_metadata(),
         "camera": cam.metadata(),
     }
     items = []
@@ -276,18 +297,18 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, sc
             r = relation(kind, xx, yy, cam, scale)
             want = texts[POLES[kind].index(r)]  # type: ignore[arg-type]
             options = placed_text_options(ctx, st.branch(variant), list(texts), want)
-            md = {"form": "is", "x_id": xx.id, "y_id": yy.id, "asked": None}
+            pair = GroundingPairFacts(form="is", x_id=xx.id, y_id=yy.id, asked=None)
         else:
             asked = _flip(kind, base_pole) if sym else base_pole
             q = pick(ctx, WHICH[asked]).format(v=VIEWER)
             winner = x if rel == asked else y
             want = names[winner.id]
             options = placed_text_options(ctx, st.branch(variant), [names[x.id], names[y.id]], want)
-            md = {"form": "which", "x_id": x.id, "y_id": y.id, "asked": asked}
+            pair = GroundingPairFacts(form="which", x_id=x.id, y_id=y.id, asked=asked)
         question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(len(options))}"
         items.append(make_item(ctx, variant=variant, suffix="", group_suffix="", subtype=f"grounding_{kind}",
                                question=question, images=[image], options=options, answer=label_of_text(options, want),
-                               scene=scene, metadata={**meta_common, **md, "symmetric": sym, "syntactic": syn}))
+                               scene=scene, metadata={**meta_common, **pair.to_metadata(), "symmetric": sym, "syntactic": syn}))
     return items
 
 
@@ -306,11 +327,19 @@ MOVE_PHRASES = (
 MIN_SHIFT_PX = 20.0 / 256  # share of the image width a sideways move must cover
 
 
+@dataclass(frozen=True)
+class TranslationFacts(Facts):
+    """Which object moved: its id before (``object_id``) and after (``moved_id``) the move."""
+
+    object_id: str
+    moved_id: str
+
+
 def derive_translation(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
     f0, f1 = frames_of(item)
-    md = item.metadata
-    start, end = scene.object(md["object_id"]), scene.object(md["moved_id"])
+    facts = TranslationFacts.from_item(item)
+    start, end = scene.object(facts.object_id), scene.object(facts.moved_id)
     if f0["camera"] != f1["camera"]:
         raise ValueError(f"item {item.id}: translation frames must share one camera")
     d = oracle.motion_direction(start, end, scene.camera(f0["camera"]), min_distance=0.05, dominance=2.0)
@@ -383,13 +412,12 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         "family": "dynamic_translation",
         "paper_subtype": f"infinigen_spatial_relationship_dynamic_{kind}",
         "frame_of_reference": "viewer",
-        "object_id": obj.id,
-        "moved_id": moved.id,
+        **TranslationFacts(object_id=obj.id, moved_id=moved.id).to_metadata(),
         "category": obj.category,
         "direction": direction,
         "shift_m": round(float(np.linalg.norm(moved.position - obj.position)), 4),
         "readability": readability,
-        "frames": frames,
+        **FramesFacts(frames=frames).to_metadata(),
         "camera": scene.camera("main").metadata(),
     }
     return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"translation_{kind}",

@@ -22,14 +22,17 @@ Subtypes, answers and letters are drawn balanced per subtype (:class:`Strata`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from perspecta.dataset.item import Item, label_of_image, label_of_text
 from perspecta.suites.context import TaskContext
+from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
+    FramesFacts,
     dress_background,
     Unreadable,
     LAYOUTS,
@@ -125,10 +128,17 @@ def turn_answer(frame_of_reference: str, before: SceneObject, after: SceneObject
     return "right" if change > 0 else "left"
 
 
+@dataclass(frozen=True)
+class TurnFacts(Facts):
+    """The frame a turn is asked in: world (seen from above), own (the object's) or viewer."""
+
+    turn_frame: str
+
+
 def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
     f0, f1 = frames_of(item)
-    fr = item.metadata["turn_frame"]
+    fr = TurnFacts.from_item(item).turn_frame
     ans = turn_answer(fr, scene.object(f0["objects"][0]), scene.object(f1["objects"][0]), scene, f0["camera"])
     return item.label_of(TURN_TEXT[fr][ans])
 
@@ -166,7 +176,7 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
             "turn_ccw_deg": sign * offset,
             "start_facing_deg": round(oracle.egocentric_facing(obj, scene.camera("main")), 3),
             "readability": readability,
-            "frames": frames,
+            **FramesFacts(frames=frames).to_metadata(),
         }
         if domain == "person":
             plan = [("own", "person_rotation_own", "face_rotation_classification_own_perspective", "imagefirst"),
@@ -188,7 +198,7 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
                 ctx, variant="base", suffix=suffix, group_suffix=suffix, subtype=subtype,
                 question=two_frame_question(lay, q, options), images=images, options=options,
                 answer=label_of_text(options, TURN_TEXT[fr][ans]), scene=scene,
-                metadata={**base_meta, "turn_frame": fr, "layout": lay, "paper_subtype": paper,
+                metadata={**base_meta, **TurnFacts(turn_frame=fr).to_metadata(), "layout": lay, "paper_subtype": paper,
                           "frame_of_reference": {"world": "allocentric_above", "own": "object", "viewer": "viewer"}[fr],
                           "pair_id": ctx.item_id("base") if len(plan) > 1 else None}))
         return items
@@ -219,17 +229,25 @@ def view_bearing(scene: Scene, obj: SceneObject, camera: str) -> float:
     return float(oracle.bearing_in_frame(obj, np.asarray(scene.camera(camera).position, dtype=float)))
 
 
+@dataclass(frozen=True)
+class CanonicalViewFacts(Facts):
+    """The view asked for (left/right/back) and whose left/right it means (own or viewer)."""
+
+    asked_view: str
+    view_frame: str
+
+
 def derive_canonical(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
-    md = item.metadata
+    facts = CanonicalViewFacts.from_item(item)
     frames = frames_of(item)
     obj = scene.object(frames[0]["objects"][0])
-    want = VIEW_BEARING[(md["view_frame"], md["asked_view"])]
-    hits = [o.image for o in item.options
-            if abs(float(oracle.wrap180(view_bearing(scene, obj, frames[o.image]["camera"]) - want))) <= 30.0]
+    want = VIEW_BEARING[(facts.view_frame, facts.asked_view)]
+    hits = [o.image for o in item.options if o.image is not None
+            and abs(float(oracle.wrap180(view_bearing(scene, obj, frames[o.image]["camera"]) - want))) <= 30.0]
     if len(hits) != 1:
         raise ValueError(f"item {item.id}: {len(hits)} candidate views match bearing {want}")
-    return item.label_of_image(int(hits[0]))  # type: ignore[arg-type]
+    return item.label_of_image(int(hits[0]))
 
 
 @task(SUITE, CANONICAL, derive=derive_canonical,
@@ -281,11 +299,11 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
             paper = f"{domain}_canonical_view_selection_{asked}"
         meta = {
             "family": "canonical_view_selection", "domain": domain, "category": obj.category, "asset_id": obj.asset_id,
-            "asked_view": asked, "view_frame": view_frame, "candidate_views": order, "paper_subtype": paper,
+            **CanonicalViewFacts(asked_view=asked, view_frame=view_frame).to_metadata(), "candidate_views": order, "paper_subtype": paper,
             "frame_of_reference": "viewer" if view_frame == "viewer" else "object",
             "candidate_bearings": [round(view_bearing(scene, obj, f["camera"]), 3) for f in frames[1:]],
             "readability": readability,
-            "frames": frames,
+            **FramesFacts(frames=frames).to_metadata(),
         }
         return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=subtype, question=question,
                           images=images, options=options, answer=label_of_image(options, idx + 1), scene=scene,
@@ -310,9 +328,18 @@ MENTAL_PHRASES = (
 )
 
 
-def rotation_target(md: dict[str, Any]) -> float:
-    """Signed CCW turn asked for: clockwise (from above) is negative yaw."""
-    return float(md["angle_deg"]) * (-1.0 if md["direction"] == CW else 1.0)
+@dataclass(frozen=True, kw_only=True)
+class MentalFacts(Facts):
+    """The asked turn of object ``target_id`` and the distractors' floor gap (knob)."""
+
+    target_id: str
+    angle_deg: float
+    direction: str  # CW or CCW, seen from above
+    distractor_gap_deg: float = MIN_DISTRACTOR_GAP  # absent from datasets made before the knob
+
+    def signed_turn(self) -> float:
+        """Signed CCW turn asked for: clockwise (from above) is negative yaw."""
+        return float(self.angle_deg) * (-1.0 if self.direction == CW else 1.0)
 
 
 def mental_turns(rng: np.random.Generator, want: float, gap: float) -> list[float]:
@@ -352,14 +379,16 @@ def mental_turns(rng: np.random.Generator, want: float, gap: float) -> list[floa
 
 def derive_mental(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
-    md = item.metadata
+    facts = MentalFacts.from_item(item)
     frames = frames_of(item)
-    ref = scene.object(md["target_id"])
-    want = rotation_target(md)
-    gap = min(MIN_DISTRACTOR_GAP, float(md.get("distractor_gap_deg", MIN_DISTRACTOR_GAP)))
+    ref = scene.object(facts.target_id)
+    want = facts.signed_turn()
+    gap = min(MIN_DISTRACTOR_GAP, float(facts.distractor_gap_deg))
     errs = {}
     for o in item.options:
-        copy_id = next(i for i in frames[o.image]["objects"] if i.split("@")[0] == ref.id)  # type: ignore[index]
+        if o.image is None:
+            raise ValueError(f"item {item.id}: option {o.label} has no candidate image")
+        copy_id = next(i for i in frames[o.image]["objects"] if i.split("@")[0] == ref.id)
         errs[o.label] = abs(float(oracle.wrap180(scene.object(copy_id).pose.yaw - ref.pose.yaw - want)))
     best = min(errs, key=errs.get)  # type: ignore[arg-type]
     if errs[best] > 10.0 or sorted(errs.values())[1] < gap - 1e-3:
@@ -441,11 +470,11 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
         answer = label_of_image(options, 1 + order.index(0))
         meta = {
             "family": "mental_rotation", "domain": domain, "category": target.category, "asset_id": target.asset_id,
-            "target_id": target.id, "angle_deg": angle, "direction": direction, "distractor_gap_deg": gap,
+            **MentalFacts(target_id=target.id, angle_deg=angle, direction=direction, distractor_gap_deg=gap).to_metadata(),
             "candidate_turns_ccw_deg": [turns[j] for j in order],
             "paper_subtype": {"object": "object_mental_rotation", "car": "car_mental_rotation",
                               "tabletop": "infinigen_mental_rotation"}[domain],
-            "frame_of_reference": "allocentric_above", "readability": readability, "frames": frames,
+            "frame_of_reference": "allocentric_above", "readability": readability, **FramesFacts(frames=frames).to_metadata(),
         }
         return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"{domain}_mental_rotation",
                           question=question, images=images, options=options, answer=answer, scene=scene, metadata=meta)]

@@ -50,7 +50,10 @@ class Slot:
     ``fallbacks`` are tried in order when ``category`` is not in the library.
     ``clearance`` (metres) is a strip in front of a wall piece kept free of furniture
     from other groups. ``required`` slots must be placed when their category exists;
-    failing that, the whole room is re-sampled.
+    failing that, the whole room is re-sampled. A ``steady`` slot draws its count once,
+    whatever the clutter knob: PCSR counts these categories and asks every count
+    0..3 equally often, and clutter (the larger of two draws) would make rooms with
+    none or one of them rare at the hard preset.
     """
 
     key: str
@@ -64,18 +67,25 @@ class Slot:
     axis_aligned: bool = False
     max_height: float | None = None
     min_height: float = 0.0
+    steady: bool = False
 
 
 _EXTRAS = (
     Slot("person", "person", (0, 2), "free"),
     Slot("box", "box", (0, 2), "corner"),
 )
+# rooms where people gather (living room, kitchen, office) hold up to three of them
+_GATHERING = Slot("person", "person", (0, 3), "free", steady=True)
+# where plants are counted (office) they are tall floor plants along the walls: a 0.3 m
+# orchid in a far corner is too small to see in the panorama, so "how many plants" would
+# mean "how many big ones", and a room's corners, shared with boxes, rarely hold three
+FLOOR_PLANT = 0.85
 
 PLANS: dict[str, tuple[Slot, ...]] = {
     "bedroom": (
         Slot("bed", "bed", (1, 1), "wall", clearance=0.6, required=True),
         Slot("nightstand", "nightstand", (1, 2), "beside", anchor="bed", fallbacks=("cabinet",)),
-        Slot("wardrobe", "wardrobe", (0, 3), "wall", fallbacks=("cabinet",), clearance=0.6),
+        Slot("wardrobe", "wardrobe", (0, 3), "wall", fallbacks=("cabinet",), clearance=0.6, steady=True),
         Slot("desk", "desk", (0, 1), "wall", clearance=0.2),
         Slot("desk_chair", "chair", (1, 1), "facing", anchor="desk"),
         Slot("dressing_table", "dressing_table", (0, 1), "wall", clearance=0.5),
@@ -89,31 +99,35 @@ PLANS: dict[str, tuple[Slot, ...]] = {
     ),
     "living_room": (
         Slot("sofa", "sofa", (1, 1), "wall", clearance=0.9, required=True),
-        Slot("coffee_table", "coffee_table", (0, 1), "front", anchor="sofa", fallbacks=("table",), max_height=0.6),
-        Slot("armchair", "armchair", (0, 2), "facing", anchor="coffee_table", fallbacks=("chair",)),
+        # a sofa always has its coffee table, and 0..3 armchairs facing it (counted)
+        Slot("coffee_table", "coffee_table", (1, 1), "front", anchor="sofa", fallbacks=("table",), max_height=0.6),
+        Slot("armchair", "armchair", (0, 3), "facing", anchor="coffee_table", fallbacks=("chair",), steady=True),
         Slot("tv", "tv", (1, 1), "opposite", anchor="sofa", clearance=0.4),
         Slot("bookcase", "bookcase", (0, 3), "wall", clearance=0.4),
         Slot("cabinet", "cabinet", (0, 2), "wall", clearance=0.4),
         Slot("piano", "piano", (0, 1), "wall", clearance=0.6),
-        Slot("table", "table", (0, 1), "free", axis_aligned=True),
+        # steady: its chairs bar counting armchairs, so it must not crowd out rooms without
+        Slot("table", "table", (0, 1), "free", axis_aligned=True, steady=True),
         Slot("dining_chair", "chair", (2, 6), "facing", anchor="table"),
         Slot("plant", "plant", (0, 4), "corner"),
         Slot("lamp", "lamp", (0, 2), "corner", min_height=1.0),
         Slot("dog", "dog", (0, 1), "free"),
         Slot("cat", "cat", (0, 1), "free"),
         Slot("ball", "ball", (0, 1), "free"),
-        *_EXTRAS,
+        _GATHERING,
+        _EXTRAS[1],
     ),
     "kitchen": (
         Slot("refrigerator", "refrigerator", (1, 1), "wall", clearance=0.7, required=True),
         Slot("stove", "stove", (1, 1), "wall", clearance=0.7, required=True),
         Slot("sink", "sink", (1, 1), "wall", clearance=0.6),
-        Slot("cabinet", "cabinet", (1, 4), "wall", clearance=0.5),
+        Slot("cabinet", "cabinet", (0, 3), "wall", clearance=0.5, steady=True),  # counted: none to three
         Slot("washing_machine", "washing_machine", (0, 1), "wall", clearance=0.6),
         Slot("table", "table", (0, 1), "free", axis_aligned=True),
         Slot("chair", "chair", (2, 6), "facing", anchor="table"),
         Slot("plant", "plant", (0, 2), "corner"),
-        *_EXTRAS,
+        _GATHERING,
+        _EXTRAS[1],
     ),
     "bathroom": (
         Slot("toilet", "toilet", (1, 1), "wall", clearance=0.5, required=True),
@@ -128,14 +142,15 @@ PLANS: dict[str, tuple[Slot, ...]] = {
     "office": (
         Slot("desk", "desk", (1, 2), "wall", fallbacks=("table",), clearance=0.2, required=True),
         Slot("desk_chair", "chair", (1, 1), "facing", anchor="desk"),
-        Slot("bookcase", "bookcase", (0, 3), "wall", clearance=0.4),
-        Slot("cabinet", "cabinet", (0, 3), "wall", clearance=0.4),
+        # bookcases, counted, and no cabinets: a closed bookcase passes for a cabinet
+        Slot("bookcase", "bookcase", (0, 3), "wall", clearance=0.4, steady=True),
         Slot("meeting_table", "table", (0, 1), "free", axis_aligned=True),
         Slot("meeting_chair", "chair", (2, 6), "facing", anchor="meeting_table"),
         Slot("sofa", "sofa", (0, 1), "wall", clearance=0.6),
-        Slot("plant", "plant", (0, 3), "corner"),
+        Slot("plant", "plant", (0, 3), "wall", min_height=FLOOR_PLANT, steady=True),
         Slot("lamp", "lamp", (0, 1), "corner", min_height=1.0),
-        *_EXTRAS,
+        _GATHERING,
+        _EXTRAS[1],
     ),
 }
 
@@ -407,9 +422,9 @@ def _furnish(
 ) -> bool:
     """Place every slot of the plan; False when a required piece cannot be placed."""
 
-    def count(lo: int, hi: int) -> int:
+    def count(lo: int, hi: int, steady: bool = False) -> int:
         n = int(rng.integers(lo, hi + 1))
-        if clutter > 0.0 and hi > lo and rng.random() < clutter:
+        if not steady and clutter > 0.0 and hi > lo and rng.random() < clutter:
             n = max(n, int(rng.integers(lo, hi + 1)))
         return n
 
@@ -427,7 +442,7 @@ def _furnish(
         if slot.anchor is not None:
             anchors = groups.get(slot.anchor, [])
             for a in anchors:
-                n = count(lo, hi)
+                n = count(lo, hi, slot.steady)
                 if n == 0:
                     continue
                 inst = _draw_instance(rng, library, category, sources, max_h, slot.min_height)
@@ -435,7 +450,7 @@ def _furnish(
                     continue
                 groups[slot.key] += _place_anchored(rng, layout, slot, inst, a, n)
             continue
-        n = count(lo, hi)
+        n = count(lo, hi, slot.steady)
         for _ in range(n):
             inst = _draw_instance(rng, library, category, sources, max_h, slot.min_height)
             placed = None if inst is None else _place_alone(rng, layout, slot, inst, next_group)
