@@ -22,6 +22,7 @@ from perspecta.suites.dori import (
 )
 from perspecta.suites.dori import single_axis_rotation as single
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
+from perspecta.world.rotation import axis_angle, euler_zyx
 from perspecta.world.scene import Camera, Pose, Scene, SceneObject
 
 # Camera on -Y looking at +Y: image right = +X; an object facing the camera has yaw -90.
@@ -104,7 +105,7 @@ def test_compound_rotation_by_hand() -> None:
     assert chosen(g, compound_rotation.derive(g, s)) == compound_rotation.granular_text(90, 90)
     assert chosen(c, compound_rotation.derive(c, s)) == compound_rotation.COARSE["both"]
     # the other order (tip first, then turn) lands elsewhere: Rz(-90) Rx(90) Rz(-90) != R1
-    r_other = compound_rotation.axis_angle(np.array([0, 0, 1.0]), -90) @ compound_rotation.axis_angle(
+    r_other = axis_angle(np.array([0, 0, 1.0]), -90) @ axis_angle(
         np.array([1.0, 0, 0]), 90) @ s["s"].object("obj0").pose.rotation()
     assert not np.allclose(r_other, s["s"].object("obj1").pose.rotation())
     # a pure half turn: yaw -90 -> 90
@@ -114,7 +115,7 @@ def test_compound_rotation_by_hand() -> None:
     # euler_zyx inverts rotation_matrix, including at gimbal lock
     for ypr in [(30.0, 20.0, -40.0), (10.0, 90.0, 0.0), (-120.0, -90.0, 0.0)]:
         r = Pose((0, 0, 0), *ypr).rotation()
-        assert np.allclose(Pose((0, 0, 0), *compound_rotation.euler_zyx(r)).rotation(), r, atol=1e-9)
+        assert np.allclose(Pose((0, 0, 0), *euler_zyx(r)).rotation(), r, atol=1e-9)
 
 
 @pytest.mark.parametrize(("yaw_b", "coarse", "granular"), [

@@ -659,3 +659,42 @@ def test_in_fov():
     assert O.horizontal_fov(Camera(fov_y=60, width=200, height=100)) == pytest.approx(
         math.degrees(2 * math.atan(2 * math.tan(math.radians(30))))
     )
+
+
+# ------------------------------------------------------- camera direction, rotations
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.0, 359.9), st.floats(-80.0, 80.0), st.floats(1.0, 20.0))
+def test_camera_azimuth_and_elevation_invert_orbit_camera(az: float, el: float, dist: float) -> None:
+    from perspecta.world.samplers import orbit_camera
+
+    cam = orbit_camera((1.0, -2.0, 0.5), dist, az, el)
+    tol = 0.02  # orbit_camera rounds positions to 1e-5 m: up to ~0.005 degrees at 1 m and 80 degrees up
+    assert O.wrap180(O.camera_azimuth(cam) - az) == pytest.approx(0.0, abs=tol)
+    assert 0.0 <= O.camera_azimuth(cam) < 360.0
+    assert O.camera_elevation(cam) == pytest.approx(el, abs=tol)
+    # an orbit camera looks back at the target: its heading is the azimuth turned around
+    assert O.wrap180(O.camera_yaw(cam) - az - 180.0) == pytest.approx(0.0, abs=tol)
+
+
+def test_ground_axes_and_ground_ahead() -> None:
+    # CAM stands at -Y looking toward +Y (and down): forward on the ground is +Y, right is +X
+    right, fwd = O.ground_axes(CAM)
+    assert np.allclose(fwd, (0.0, 1.0, 0.0)) and np.allclose(right, (1.0, 0.0, 0.0))
+    assert np.allclose(O.ground_ahead(CAM, 0.0, 3.0), (0.0, -2.0, 0.0))
+    assert np.allclose(O.ground_ahead(CAM, 90.0, 3.0), (3.0, -5.0, 0.0))  # bearing is clockwise: right
+    with pytest.raises(ValueError, match="no horizontal component"):
+        O.ground_axes(Camera(position=(0.0, 0.0, 5.0), look_at=(0.0, 0.0, 0.0), up=(0.0, 1.0, 0.0)))
+
+
+def test_euler_zyx_inverts_rotation_matrix_and_axis_angle_is_right_handed() -> None:
+    from perspecta.world.rotation import axis_angle, euler_zyx, rotation_matrix
+
+    for ypr in [(30.0, 20.0, -40.0), (-170.0, 60.0, 100.0), (10.0, 90.0, 0.0), (-120.0, -90.0, 0.0)]:
+        r = rotation_matrix(*ypr)
+        assert np.allclose(rotation_matrix(*euler_zyx(r)), r, atol=1e-9)
+    assert euler_zyx(rotation_matrix(30.0, 20.0, -40.0)) == pytest.approx((30.0, 20.0, -40.0))
+    # a quarter turn about +Z takes +X to +Y (counter-clockwise from above), like yaw
+    assert np.allclose(axis_angle((0.0, 0.0, 2.0), 90.0) @ (1.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    assert np.allclose(axis_angle((0.0, 0.0, 1.0), 37.0), rotation_matrix(37.0))

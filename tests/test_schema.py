@@ -281,3 +281,17 @@ def test_read_scenes(tmp_path: Path) -> None:
     path.write_text('{"scene_id": "s2", "seed": 1}\n')
     with pytest.raises(DatasetError, match=r":1: field 'kind': missing"):
         read_scenes(path)
+
+
+def test_item_option_lookups() -> None:
+    from perspecta.dataset.item import label_of_image
+
+    it = Item.from_dict(mcq())
+    it.options = [Option("A", "left"), Option("B", "right"), Option("C", image=2)]
+    assert it.label_of("right") == "B"
+    assert it.label_of_image(2) == "C" and label_of_image(it.options, 2) == "C"
+    assert it.option("A").text == "left"
+    with pytest.raises(ValueError, match="'up' is not among its options"):
+        it.label_of("up")
+    with pytest.raises(ValueError, match="no option labelled 'D'"):
+        it.option("D")

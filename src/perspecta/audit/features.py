@@ -98,9 +98,8 @@ def is_correct(item: Item, cand: Candidate) -> bool:
 def answer_text(item: Item) -> str:
     """The answer as a model would read it: the correct option's text (or "image X")."""
     if item.answer_type == "mcq":
-        for o in item.options:
-            if o.label == item.answer:
-                return norm(o.text) if o.text is not None else f"image option {o.label}"
+        o = item.option(item.answer)
+        return norm(o.text) if o.text is not None else f"image option {o.label}"
     return norm(item.answer)
 
 

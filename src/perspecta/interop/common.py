@@ -58,7 +58,7 @@ def interleaved_parts(question: str) -> list[tuple[str, str | int]]:
 
 def option_text(item: Item, label: str) -> str:
     """An option as text: its own text, or a reference to the image it shows."""
-    opt = next(o for o in item.options if o.label == label)
+    opt = item.option(label)
     if opt.text is not None:
         return opt.text
     if opt.image is not None:

@@ -44,9 +44,8 @@ def _answer(text: str) -> Response:
 def _answer_key(item: Item) -> str:
     """What a prior counts: the option text for MCQ (labels are shuffled), else the answer."""
     if item.answer_type == "mcq":
-        for o in item.options:
-            if o.label == item.answer:
-                return o.text if o.text is not None else o.label
+        o = item.option(item.answer)
+        return o.text if o.text is not None else o.label
     return item.answer
 
 

@@ -8,10 +8,14 @@ This module is the one import point; the code lives in two halves:
 
 * :mod:`perspecta.world.orientation` — camera-free geometry: angle wrapping, object
   facing (egocentric, view parallelism, DORI labels), inter-object orientation,
-  object-frame and hypothetical-observer relations, observer/object moves, distances.
+  object-frame and hypothetical-observer relations, observer/object moves and a
+  camera's ground axes, distances.
 * :mod:`perspecta.world.viewing` — viewer-dependent geometry: projected boxes, image
   regions, in-view tests, viewer-frame left/right, front/behind, near/far, motion
-  directions, instance-mask visibility and occlusion, equirect panoramas, FOV.
+  directions, instance-mask visibility and occlusion, equirect panoramas, FOV, and the
+  camera's own direction (heading, orbit azimuth/elevation, points ahead of it).
+
+Rotation matrices and Euler angles (object poses) live in :mod:`perspecta.world.rotation`.
 
 Sign conventions at a glance (degrees everywhere):
 
@@ -40,12 +44,15 @@ from perspecta.world.orientation import (
     closest,
     direction_from_heading,
     distance,
+    dominant_direction,
     egocentric_facing,
     faces,
     facing_each_other,
     facing_label,
     farthest,
     front_xy,
+    ground_axes,
+    ground_unit,
     heading,
     heading_matches_motion,
     heading_of,
@@ -67,11 +74,14 @@ from perspecta.world.orientation import (
     yaw_difference,
 )
 from perspecta.world.viewing import (
+    camera_azimuth,
     camera_depth,
     camera_distance,
+    camera_elevation,
     camera_yaw,
     depth_order,
     front_behind,
+    ground_ahead,
     horizontal_fov,
     image_region,
     in_fov,
@@ -102,8 +112,10 @@ __all__ = [
     "bbox_distance",
     "bearing",
     "bearing_in_frame",
+    "camera_azimuth",
     "camera_depth",
     "camera_distance",
+    "camera_elevation",
     "camera_motion_direction",
     "camera_plane_angle",
     "camera_turn",
@@ -113,6 +125,7 @@ __all__ = [
     "depth_order",
     "direction_from_heading",
     "distance",
+    "dominant_direction",
     "egocentric_facing",
     "faces",
     "facing_each_other",
@@ -120,6 +133,9 @@ __all__ = [
     "farthest",
     "front_behind",
     "front_xy",
+    "ground_ahead",
+    "ground_axes",
+    "ground_unit",
     "heading",
     "heading_matches_motion",
     "heading_of",

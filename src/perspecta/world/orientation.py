@@ -58,11 +58,17 @@ def wrap180(a: float | np.ndarray) -> float | np.ndarray:
 
 
 def wrap360(a: float) -> float:
-    """Wrap an angle (degrees) into [0, 360)."""
+    """Wrap an angle (degrees) into [0, 360).
+
+    Bit-for-bit ``a % 360.0`` except that a tiny negative angle gives 0.0 where ``%``
+    rounds up to 360.0 (-0.0 gives 0.0 like ``%``). Generators that store ``round(yaw
+    % 360.0, k)`` keep the operator: yaws a hair below 0 occur and are stored as 360.0,
+    and switching would change dataset bytes.
+    """
     r = math.fmod(float(a), 360.0)
     if r < 0:
         r += 360.0
-    return 0.0 if r >= 360.0 else r
+    return 0.0 if r >= 360.0 or r == 0.0 else r
 
 
 def ccw_to_clockwise(angle: float) -> float:
@@ -425,14 +431,15 @@ def camera_motion_direction(
     None if it moved less than ``min_distance`` metres or the largest component is not
     at least ``dominance`` times the next one (a diagonal move has no single answer).
     """
-    fh = _ground_unit(before.forward())
-    rh = np.array([fh[1], -fh[0], 0.0])
+    rh, fh = ground_axes(before)
     d = np.asarray(after.position, dtype=float) - np.asarray(before.position, dtype=float)
     comps = {"forward": float(d @ fh), "right": float(d @ rh), "up": float(d[2])}
-    return _dominant(comps, {"forward": "backward", "right": "left", "up": "down"}, min_distance, dominance)  # type: ignore[return-value]
+    return dominant_direction(comps, {"forward": "backward", "right": "left", "up": "down"}, min_distance, dominance)  # type: ignore[return-value]
 
 
-def _ground_unit(v: np.ndarray) -> np.ndarray:
+def ground_unit(v: Sequence[float] | np.ndarray) -> np.ndarray:
+    """A direction flattened onto the ground plane as a 3D unit vector (z = 0); raises
+    ValueError for a vertical direction."""
     h = np.array([v[0], v[1], 0.0])
     n = float(np.linalg.norm(h))
     if n < _EPS:
@@ -440,7 +447,22 @@ def _ground_unit(v: np.ndarray) -> np.ndarray:
     return h / n
 
 
-def _dominant(comps: dict[str, float], negatives: dict[str, str], min_distance: float, dominance: float) -> str | None:
+def ground_axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
+    """(right, forward) of a camera on the ground plane: its forward flattened to a unit
+    vector, and that turned 90 degrees clockwise seen from above (the image's right for
+    a camera without roll). Both 3D with z = 0; ValueError for a camera looking
+    straight up or down. Ground-frame moves and offsets are measured along these."""
+    fh = ground_unit(camera.forward())
+    return np.array([fh[1], -fh[0], 0.0]), fh
+
+
+def dominant_direction(
+    comps: dict[str, float], negatives: dict[str, str], min_distance: float, dominance: float
+) -> str | None:
+    """The direction named by the largest of signed components ``comps`` (its key if
+    positive, ``negatives[key]`` if negative), or None when the largest is below
+    ``min_distance`` or not ``dominance`` times the runner-up (a diagonal move has no
+    single answer). Shared by the object- and camera-motion questions."""
     mags = sorted(((abs(v), k) for k, v in comps.items()), reverse=True)
     (m0, k0), (m1, _) = mags[0], mags[1]
     if m0 < min_distance or m0 < dominance * m1:

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from perspecta.world.rotation import rotation_matrix
+
 Vec3 = tuple[float, float, float]
 RGB = tuple[float, float, float]
 
@@ -27,21 +29,6 @@ RGB = tuple[float, float, float]
 def _vec(v: Any) -> Vec3:
     x, y, z = (float(c) for c in v)
     return (x, y, z)
-
-
-def rotation_matrix(yaw: float, pitch: float = 0.0, roll: float = 0.0) -> np.ndarray:
-    """Object-to-world rotation ``Rz(yaw) @ Ry(pitch) @ Rx(roll)`` (degrees).
-
-    Yaw turns about world +Z (counter-clockwise from above), pitch about the object's
-    left axis (+Y; positive pitch tips the front down), roll about its front axis (+X).
-    """
-    cy, sy = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
-    cp, sp = math.cos(math.radians(pitch)), math.sin(math.radians(pitch))
-    cr, sr = math.cos(math.radians(roll)), math.sin(math.radians(roll))
-    rz = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
-    ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-    rx = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
-    return rz @ ry @ rx
 
 
 @dataclass

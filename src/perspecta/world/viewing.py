@@ -19,12 +19,14 @@ import numpy as np
 from perspecta import timing
 from perspecta.world.orientation import (
     PointLike,
-    _dominant,
-    _ground_unit,
     bearing,
+    dominant_direction,
+    ground_axes,
+    ground_unit,
     heading_of,
     point_of,
     wrap180,
+    wrap360,
 )
 from perspecta.world.scene import Camera, SceneObject
 
@@ -212,11 +214,10 @@ def motion_direction(
     it moved less than ``min_distance`` metres or no component is ``dominance`` times
     the next largest.
     """
-    fh = _ground_unit(camera.forward())
-    rh = np.array([fh[1], -fh[0], 0.0])
+    rh, fh = ground_axes(camera)
     d = point_of(end) - point_of(start)
     comps = {"right": float(d @ rh), "away": float(d @ fh), "up": float(d[2])}
-    return _dominant(comps, {"right": "left", "away": "toward", "up": "down"}, min_distance, dominance)  # type: ignore[return-value]
+    return dominant_direction(comps, {"right": "left", "away": "toward", "up": "down"}, min_distance, dominance)  # type: ignore[return-value]
 
 
 # ------------------------------------------------------------------------ masks
@@ -283,7 +284,7 @@ def occlusion_level(fraction: float, *, partial: float = 0.95, full: float = 0.2
 
 
 def _pano_forward(camera: Camera) -> np.ndarray:
-    return _ground_unit(np.asarray(camera.look_at, dtype=float) - np.asarray(camera.position, dtype=float))
+    return ground_unit(np.asarray(camera.look_at, dtype=float) - np.asarray(camera.position, dtype=float))
 
 
 def panorama_longitude(point: PointLike, camera: Camera) -> float:
@@ -403,7 +404,34 @@ def objects_in_fov(
     return out
 
 
+# ------------------------------------------------------------ camera direction
+
+
 def camera_yaw(camera: Camera) -> float:
-    """Heading (object-yaw convention, CCW from +X) of the camera's ground-plane forward,
-    for use with :func:`in_fov` / :func:`objects_in_fov`."""
+    """Heading (degrees, (-180, 180], object-yaw convention: CCW from +X) of the camera's
+    ground-plane forward, for use with :func:`in_fov` / :func:`objects_in_fov`. Add 180
+    for the direction back toward the camera (the yaw of an object facing it)."""
     return heading_of(_pano_forward(camera))
+
+
+def camera_azimuth(camera: Camera) -> float:
+    """Orbit azimuth (degrees, [0, 360), CCW from +X) of the camera around its look-at
+    point: the ground direction from the look-at point to the camera, the ``azimuth`` of
+    :func:`perspecta.world.samplers.orbit_camera` (an object with this yaw faces it)."""
+    d = np.asarray(camera.position, dtype=float) - np.asarray(camera.look_at, dtype=float)
+    return wrap360(float(np.degrees(np.arctan2(d[1], d[0]))))
+
+
+def camera_elevation(camera: Camera) -> float:
+    """Orbit elevation (degrees, [-90, 90]) of the camera above its look-at point, the
+    ``elevation`` of :func:`perspecta.world.samplers.orbit_camera`."""
+    d = np.asarray(camera.position, dtype=float) - np.asarray(camera.look_at, dtype=float)
+    return float(np.degrees(np.arcsin(d[2] / np.linalg.norm(d))))
+
+
+def ground_ahead(camera: Camera, bearing_deg: float, distance: float) -> np.ndarray:
+    """Ground point (z = 0) at ``distance`` metres from the camera's foot, ``bearing_deg``
+    to the right (clockwise from above) of its ground-plane forward direction."""
+    base = math.radians(camera_yaw(camera) - bearing_deg)
+    pos = np.asarray(camera.position, dtype=float)
+    return np.array([pos[0] + distance * math.cos(base), pos[1] + distance * math.sin(base), 0.0])

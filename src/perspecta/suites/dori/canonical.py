@@ -34,7 +34,6 @@ from perspecta.suites.dori.common import (
     balanced_class,
     dark_check,
     check_readable,
-    label_for,
     make_item,
     object_factors,
     resample,
@@ -160,7 +159,7 @@ def derive(item: Item, scenes: dict[str, Scene]) -> str:
         hits = [lab for lab, v in values.items() if v is not None and op_class(matrix(v)) == want]
     if len(hits) != 1:
         raise ValueError(f"item {item.id}: {len(hits)} options match the restoring class {want!r}")
-    return label_for(item, next(o.text for o in item.options if o.label == hits[0]) or "")
+    return item.label_of(item.option(hits[0]).text or "")
 
 
 CONTEXT = (

@@ -221,14 +221,6 @@ def shuffled(ctx: TaskContext, texts: Sequence[str], answer: str, stream: str) -
     return letter_options(order)
 
 
-def label_for(item: Item, text: str) -> str:
-    """The label of the option whose text is ``text`` (derive's last step)."""
-    for o in item.options:
-        if o.text == text:
-            return o.label
-    raise ValueError(f"item {item.id}: the geometric answer {text!r} is not among its options")
-
-
 def prompt(
     ctx: TaskContext, *, task: str, context: str, steps: list[str], options: list[Option],
     examples: list[str], n_images: int = 1,

@@ -32,7 +32,6 @@ from perspecta.suites.dori.common import (
     balanced_class,
     check_readable,
     knob,
-    label_for,
     make_item,
     object_factors,
     pick_target,
@@ -47,8 +46,9 @@ from perspecta.world import readability
 from perspecta.world.samplers.common import fit_distance, orbit_camera
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
-from perspecta.world.oracle import wrap360
-from perspecta.world.scene import Camera, Pose, Scene, rotation_matrix
+from perspecta.world.oracle import camera_azimuth, camera_elevation, ground_axes, wrap360
+from perspecta.world.rotation import axis_angle, euler_zyx, rotation_matrix
+from perspecta.world.scene import Camera, Pose, Scene
 
 TASK = "compound_rotation"
 CONTROLS = ("ball",)
@@ -70,46 +70,18 @@ PAIRS = [(h, v) for h in H_VALUES for v in V_VALUES if (h, v) != (0, 0)]
 N_GRANULAR_OPTIONS = 5  # plus "Cannot be determined"
 
 
-def axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
-    """(right, forward) of the camera flattened onto the ground plane, unit length."""
-    r = camera.rotation_world_to_cam()
-    right, fwd = r[0].copy(), r[2].copy()
-    right[2] = fwd[2] = 0.0
-    return right / np.linalg.norm(right), fwd / np.linalg.norm(fwd)
-
-
-def axis_angle(axis: np.ndarray, deg: float) -> np.ndarray:
-    a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    t = math.radians(deg)
-    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-    return np.eye(3) + math.sin(t) * k + (1 - math.cos(t)) * (k @ k)
-
-
 def compound(camera: Camera, h: float, v: float) -> np.ndarray:
     """World rotation of "H about the vertical axis (clockwise from above), then V about the
     camera's left-right axis (top toward the camera)"."""
-    right, _ = axes(camera)
+    right, _ = ground_axes(camera)
     return axis_angle(right, v) @ axis_angle(np.array([0.0, 0.0, 1.0]), -h)
-
-
-def euler_zyx(r: np.ndarray) -> tuple[float, float, float]:
-    """(yaw, pitch, roll) with ``rotation_matrix(yaw, pitch, roll) == r``."""
-    sp = -float(r[2, 0])
-    pitch = math.degrees(math.asin(max(-1.0, min(1.0, sp))))
-    if abs(sp) < 1 - 1e-9:
-        yaw = math.degrees(math.atan2(r[1, 0], r[0, 0]))
-        roll = math.degrees(math.atan2(r[2, 1], r[2, 2]))
-    else:  # gimbal lock: fold roll into yaw
-        roll = 0.0
-        yaw = math.degrees(math.atan2(-r[0, 1], r[1, 1]))
-    return yaw, pitch, roll
 
 
 def solve(scene: Scene) -> tuple[float, float]:
     """(H, V) in [0, 360) with ``R_after = compound(H, V) @ R_before``; raises if none fits."""
     cam = scene.camera("main")
     q = scene.object("obj1").pose.rotation() @ scene.object("obj0").pose.rotation().T
-    right, fwd = axes(cam)
+    right, fwd = ground_axes(cam)
     zq = q @ np.array([0.0, 0.0, 1.0])
     v = math.degrees(math.atan2(-float(zq @ fwd), float(zq[2])))
     m = axis_angle(right, v).T @ q  # = Rz(-H)
@@ -139,7 +111,7 @@ def answer_text(scene: Scene, granularity: str) -> str:
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
-    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+    return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
 CONTEXT = (
@@ -194,10 +166,8 @@ def _reframe(scene: Scene) -> None:
     the before and after poses, backing off so both fit."""
     cam = scene.camera("main")
     eye, at = np.asarray(cam.position, dtype=float), np.asarray(cam.look_at, dtype=float)
-    d = eye - at
-    dist = float(np.linalg.norm(d))
-    az = math.degrees(math.atan2(d[1], d[0]))
-    el = math.degrees(math.asin(d[2] / dist))
+    dist = float(np.linalg.norm(eye - at))
+    az, el = camera_azimuth(cam), camera_elevation(cam)
     c0, c1 = scene.object("obj0").center(), scene.object("obj1").center()
     mid = (c0 + c1) / 2
     radius = float(np.linalg.norm(scene.object("obj0").size)) / 2

@@ -22,7 +22,6 @@ from perspecta.suites.dori.common import (
     pick_target,
     resample,
     signed_bin_margin,
-    label_for,
     make_item,
     object_factors,
     render_boxed,
@@ -34,7 +33,7 @@ from perspecta.suites.dori.common import (
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
-from perspecta.world.oracle import egocentric_facing
+from perspecta.world.oracle import egocentric_facing, wrap360
 from perspecta.world.scene import Scene
 
 TASK = "directional_facing"
@@ -83,7 +82,7 @@ def answer_text(scene: Scene, granularity: str) -> str:
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
-    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+    return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
 CONTEXT = (
@@ -121,7 +120,7 @@ def _margin(granularity: str, facing: float) -> dict[str, float]:
     if granularity == "coarse":
         key = coarse_key(facing)
         _, lo, hi = COARSE[key]
-        f = facing % 360.0 if key == "away" else facing
+        f = wrap360(facing) if key == "away" else facing
         return signed_bin_margin(f, lo, hi)
     side, lo, hi = granular_bin(facing)
     m = abs(facing)

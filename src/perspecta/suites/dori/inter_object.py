@@ -31,7 +31,6 @@ from perspecta.suites.dori.common import (
     dark_check,
     draw_tag,
     image_size,
-    label_for,
     make_item,
     margin_frac,
     resample,
@@ -124,7 +123,7 @@ def answer_text(scene: Scene, granularity: str) -> str:
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
-    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+    return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
 CONTEXT = (

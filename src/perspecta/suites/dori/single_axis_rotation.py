@@ -22,7 +22,6 @@ from perspecta.suites.dori.common import (
     pick_target,
     resample,
     signed_bin_margin,
-    label_for,
     make_item,
     object_factors,
     render_boxed,
@@ -33,7 +32,7 @@ from perspecta.suites.dori.common import (
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
-from perspecta.world.oracle import ccw_to_clockwise, rotation_to_face_camera, wrap180
+from perspecta.world.oracle import ccw_to_clockwise, rotation_to_face_camera, wrap180, wrap360
 from perspecta.world.scene import Scene
 
 TASK = "single_axis_rotation"
@@ -77,7 +76,7 @@ def answer_text(scene: Scene, granularity: str) -> str:
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
-    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+    return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
 CONTEXT = (
@@ -100,7 +99,7 @@ def _margin(granularity: str, cw: float) -> dict[str, float]:
     if granularity == "coarse":
         _, lo, hi = COARSE[coarse_key(cw)]
         x = float(wrap180(cw))
-        x = x % 360.0 if lo >= 165.0 else x  # the "either" and counter-clockwise bins live in [165, 345]
+        x = wrap360(x) if lo >= 165.0 else x  # the "either" and counter-clockwise bins live in [165, 345]
         return signed_bin_margin(x, lo, hi)
     step = nearest_step(cw)
     return signed_bin_margin(float(wrap180(cw - step)), -22.5, 22.5)

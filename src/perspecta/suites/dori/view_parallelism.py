@@ -11,7 +11,6 @@ The answer class is stratified over units, so all four answers are equally commo
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from perspecta.dataset.item import Item
@@ -31,7 +30,7 @@ from perspecta.suites.dori.common import (
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
-from perspecta.world.oracle import camera_plane_angle
+from perspecta.world.oracle import camera_plane_angle, camera_yaw
 from perspecta.world.scene import Scene
 
 SUITE, TASK = "dori", "view_parallelism"
@@ -67,16 +66,12 @@ def _answer_texts(scene: Scene) -> tuple[str, str]:
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
     coarse, granular = _answer_texts(scenes[item.scene_id])
     want = coarse if item.granularity == "coarse" else granular
-    for o in item.options:
-        if o.text == want:
-            return o.label
-    raise ValueError(f"item {item.id}: the geometric answer {want!r} is not among its options")
+    return item.label_of(want)
 
 
 def _yaw_for_angle(scene: Scene, angle: float, sign: float) -> float:
     """World yaw that turns the object's front ``angle`` degrees from the camera plane normal."""
-    fwd = scene.camera("main").forward()
-    base = math.degrees(math.atan2(-fwd[1], -fwd[0]))  # direction back toward the camera
+    base = camera_yaw(scene.camera("main")) + 180.0  # direction back toward the camera
     return base + sign * angle
 
 

@@ -26,7 +26,6 @@ from perspecta.suites.dori.common import (
     balanced_class,
     check_readable,
     knob,
-    label_for,
     make_item,
     object_factors,
     pick_target,
@@ -68,7 +67,7 @@ def answer_text(scene: Scene, granularity: str) -> str:
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
-    return label_for(item, answer_text(scenes[item.scene_id], item.granularity or ""))
+    return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
 CONTEXT = (

@@ -65,6 +65,7 @@ from perspecta.world.oracle import (
     heading_matches_motion,
     heading_of,
     horizontal_fov,
+    wrap360,
 )
 from perspecta.world.readability import bin_margin
 from perspecta.world.samplers.common import Instance, Rect
@@ -223,7 +224,7 @@ def generate_obj_hd(ctx: TaskContext) -> list[Item]:
     if yes:
         asked = true
     elif adjacent:
-        asked = next(h for h, a in HEADINGS.items() if (a - HEADINGS[true] - 90.0 * lean) % 360.0 == 0.0)
+        asked = next(h for h, a in HEADINGS.items() if wrap360(a - HEADINGS[true] - 90.0 * lean) == 0.0)
     else:
         asked = [h for h in HEADINGS if h != true][int(rng.integers(3))]
     # how far the true facing may stray from its bin centre: the contract keeps it >= 1/4

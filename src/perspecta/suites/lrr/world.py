@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perspecta.world.oracle import ground_ahead
 from perspecta.world.samplers.common import (
     Instance,
     Rect,
@@ -119,15 +120,6 @@ def ground_point(camera: Camera, u: float, v: float, z: float = 0.0) -> np.ndarr
         return None
     t = (z - pos[2]) / d[2]
     return pos + t * d
-
-
-def ground_ahead(camera: Camera, bearing_deg: float, distance: float) -> np.ndarray:
-    """Ground point at ``distance`` from the camera's foot, ``bearing_deg`` to the right
-    (clockwise from above) of its ground-plane forward direction."""
-    f = np.asarray(camera.forward(), dtype=float)
-    base = math.atan2(f[1], f[0]) - math.radians(bearing_deg)
-    pos = np.asarray(camera.position, dtype=float)
-    return np.array([pos[0] + distance * math.cos(base), pos[1] + distance * math.sin(base), 0.0])
 
 
 class Layout:

@@ -496,10 +496,7 @@ def answer_for(item: Item, text: str) -> str:
     """The stored form of answer ``text`` for this item: the option label for MCQ."""
     if item.answer_type != "mcq":
         return text
-    for o in item.options:
-        if o.text == text:
-            return o.label
-    raise ValueError(f"item {item.id}: the geometric answer {text!r} is not among its options")
+    return item.label_of(text)
 
 
 def pick(rng: np.random.Generator, seq: Sequence[Any]) -> Any:

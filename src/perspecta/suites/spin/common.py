@@ -230,20 +230,6 @@ def placed_text_options(ctx: TaskContext, strata: Strata, texts: Sequence[str], 
     return [Option(label=chr(ord("A") + i), text=texts[j]) for i, j in enumerate(order)]
 
 
-def label_of_text(options: Sequence[Option], text: str, item_id: str = "") -> str:
-    for o in options:
-        if o.text == text:
-            return o.label
-    raise ValueError(f"item {item_id}: the geometric answer {text!r} is not among its options")
-
-
-def label_of_image(options: Sequence[Option], image: int, item_id: str = "") -> str:
-    for o in options:
-        if o.image == image:
-            return o.label
-    raise ValueError(f"item {item_id}: image {image} is not an option")
-
-
 # --------------------------------------------------------------------------- items
 
 
@@ -345,22 +331,16 @@ def orbit_like(scene: Scene, name: str, target: SceneObject, azimuth: float, *, 
     """Add camera ``name`` orbiting ``target``'s bbox centre at ``azimuth`` (world, CCW
     from +X, the direction from the target to the camera), with the field of view,
     image size and (by default) distance and elevation of camera ``like``."""
+    from perspecta.world.oracle import camera_elevation
     from perspecta.world.samplers import orbit_camera
 
     ref = scene.camera(like)
     c = target.center()
     offset = np.asarray(ref.position, dtype=float) - np.asarray(ref.look_at, dtype=float)
     dist = float(np.linalg.norm(offset)) if distance is None else float(distance)
-    el = float(np.degrees(np.arcsin(offset[2] / np.linalg.norm(offset)))) if elevation is None else float(elevation)
+    el = camera_elevation(ref) if elevation is None else float(elevation)
     cam = orbit_camera(c, dist, float(azimuth) % 360.0, el, fov_y=ref.fov_y, width=ref.width, height=ref.height, name=name)
     scene.cameras = [k for k in scene.cameras if k.name != name] + [cam]
-
-
-def camera_azimuth(scene: Scene, name: str) -> float:
-    """World azimuth (degrees, CCW from +X) from a camera's look-at point to the camera."""
-    cam = scene.camera(name)
-    d = np.asarray(cam.position, dtype=float) - np.asarray(cam.look_at, dtype=float)
-    return float(np.degrees(np.arctan2(d[1], d[0])) % 360.0)
 
 
 # --------------------------------------------------------------------------- readability

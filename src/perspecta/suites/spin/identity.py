@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from perspecta.dataset.item import Item
+from perspecta.dataset.item import Item, label_of_image
 from perspecta.suites.context import TaskContext
 from perspecta.suites.registry import task
 from perspecta.suites.spin.common import (
@@ -31,7 +31,6 @@ from perspecta.suites.spin.common import (
     image_option_question,
     image_options,
     image_size,
-    label_of_image,
     make_item,
     orbit_like,
     pick,
@@ -39,6 +38,7 @@ from perspecta.suites.spin.common import (
     resampled,
     save_results,
 )
+from perspecta.world.oracle import wrap180
 from perspecta.world.samplers import fit_distance, sample_studio
 from perspecta.world.samplers.common import instantiate, make_object
 from perspecta.world.scene import Scene
@@ -76,7 +76,7 @@ def odd_image(item: Item, scenes: dict[str, Scene]) -> int:
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
-    return label_of_image(item.options, odd_image(item, scenes), item.id)
+    return item.label_of_image(odd_image(item, scenes))
 
 
 def paper_subtype(domain: str, k: int, layout: str) -> str:
@@ -97,7 +97,7 @@ def _view_azimuths(ctx: TaskContext, k: int, front: float) -> list[float]:
     """k azimuths around the object, pairwise at least MIN_VIEW_GAP apart."""
     for _ in range(100):
         az = [float(front + ctx.rng.uniform(-150.0, 150.0)) for _ in range(k)]
-        ok = all(abs((a - b + 180.0) % 360.0 - 180.0) >= MIN_VIEW_GAP for i, a in enumerate(az) for b in az[i + 1:])
+        ok = all(abs(wrap180(a - b)) >= MIN_VIEW_GAP for i, a in enumerate(az) for b in az[i + 1:])
         if ok:
             return az
     raise RuntimeError("could not space the identity views")  # pragma: no cover - 100 draws always suffice

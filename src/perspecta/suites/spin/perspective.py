@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from perspecta.dataset.item import Item
+from perspecta.dataset.item import Item, label_of_image, label_of_text
 from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
@@ -35,14 +35,11 @@ from perspecta.suites.spin.common import (
     Unreadable,
     SUITE,
     Strata,
-    camera_azimuth,
     display_name,
     end_prompt,
     frame,
     frames_of,
     image_options,
-    label_of_image,
-    label_of_text,
     make_item,
     pick,
     placed_order,
@@ -112,14 +109,14 @@ def view_camera(scene: Scene, view: str, name: str, *, az_jitter: float = 0.0, e
     ref = scene.camera("main")
     off = np.asarray(ref.position, dtype=float) - np.asarray(ref.look_at, dtype=float)
     dist = float(np.linalg.norm(off))
-    el = float(np.clip(np.degrees(np.arcsin(off[2] / dist)) + el_change, 15.0, 70.0))
-    az = camera_azimuth(scene, "main") + VIEW_OFFSET[view] + az_jitter
+    el = float(np.clip(oracle.camera_elevation(ref) + el_change, 15.0, 70.0))
+    az = oracle.camera_azimuth(ref) + VIEW_OFFSET[view] + az_jitter
     return orbit_camera(ref.look_at, dist, az % 360.0, el, fov_y=ref.fov_y, width=ref.width, height=ref.height, name=name)
 
 
 def view_of(scene: Scene, camera: str) -> str | None:
     """Which side of the reference camera ``camera`` sits on (within 20 degrees), if any."""
-    d = float(oracle.wrap180(camera_azimuth(scene, camera) - camera_azimuth(scene, "main")))
+    d = float(oracle.wrap180(oracle.camera_azimuth(scene.camera(camera)) - oracle.camera_azimuth(scene.camera("main"))))
     for v, off in VIEW_OFFSET.items():
         if abs(float(oracle.wrap180(d - off))) <= 20.0:
             return v
@@ -148,7 +145,7 @@ def derive_selection(item: Item, scenes: dict[str, Scene]) -> str:
     hits = [o.image for o in item.options if o.image is not None and view_of(scene, frames[o.image]["camera"]) == asked]
     if len(hits) != 1:
         raise ValueError(f"item {item.id}: {len(hits)} candidates are {asked} views")
-    return label_of_image(item.options, int(hits[0]), item.id)  # type: ignore[arg-type]
+    return item.label_of_image(int(hits[0]))  # type: ignore[arg-type]
 
 
 def _add_occluder(ctx: TaskContext, scene: Scene, target: SceneObject, camera: Camera, level: str) -> SceneObject | None:
@@ -297,13 +294,7 @@ def derive_transform(item: Item, scenes: dict[str, Scene]) -> str:
     if p is None:
         raise ValueError(f"item {item.id}: relation from the new view is within the margin")
     winner = x if p == facts.asked else y
-    return label_of_text(item.options, facts.names[winner.id], item.id)
-
-
-def _axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
-    f = camera.forward()
-    fh = np.array([f[0], f[1], 0.0]) / np.hypot(f[0], f[1])
-    return np.array([fh[1], -fh[0], 0.0]), fh  # right, forward on the ground
+    return item.label_of(facts.names[winner.id])
 
 
 def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
@@ -315,7 +306,7 @@ def _transform_pair(ctx: TaskContext, premise: str, view: str) -> tuple[Scene, S
         scene = tabletop(ctx)
         main = scene.camera("main")
         new = view_camera(scene, view, f"view_{view}")
-        right, fwd = _axes(main)
+        right, fwd = oracle.ground_axes(main)
         cands = unique_objects(scene)
         pairs = []
         for i, a in enumerate(cands):

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from perspecta.dataset.item import Item
+from perspecta.dataset.item import Item, label_of_text
 from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
@@ -32,7 +32,6 @@ from perspecta.suites.spin.common import (
     frame,
     frames_of,
     image_size,
-    label_of_text,
     make_item,
     moved_copy,
     pick,
@@ -137,9 +136,9 @@ def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
     if rel is None:
         raise ValueError(f"item {item.id}: {g.relation} of {x.id} vs {y.id} is within the margin")
     if q.form == "is":
-        return label_of_text(item.options, IS_FORM[g.relation][1][POLES[g.relation].index(rel)], item.id)
+        return item.label_of(IS_FORM[g.relation][1][POLES[g.relation].index(rel)])
     winner = x if rel == q.asked else y  # x has pole `rel`, so y has the other pole
-    return label_of_text(item.options, g.names[winner.id], item.id)
+    return item.label_of(g.names[winner.id])
 
 
 def unique_objects(scene: Scene) -> list[SceneObject]:
@@ -346,14 +345,12 @@ def derive_translation(item: Item, scenes: dict[str, Scene]) -> str:
     d = oracle.motion_direction(start, end, scene.camera(f0["camera"]), min_distance=0.05, dominance=2.0)
     if d not in MOVE_TEXT:
         raise ValueError(f"item {item.id}: motion {d!r} is not a clear left/right/toward/away shift")
-    return label_of_text(item.options, MOVE_TEXT[d], item.id)
+    return item.label_of(MOVE_TEXT[d])
 
 
 def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, ratio: float) -> SceneObject | None:
     cam = scene.camera("main")
-    fwd = cam.forward()
-    fh = np.array([fwd[0], fwd[1], 0.0]) / np.hypot(fwd[0], fwd[1])
-    rh = np.array([fh[1], -fh[0], 0.0])
+    rh, fh = oracle.ground_axes(cam)
     axis = {"right": rh, "left": -rh, "away": fh, "toward": -fh}[direction]
     span = max(obj.size[0], obj.size[1])
     dist = ratio * float(ctx.rng.uniform(0.9, 1.1)) * max(span, 0.1)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from perspecta.dataset.item import Item
+from perspecta.dataset.item import Item, label_of_image, label_of_text
 from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.registry import task
@@ -39,15 +39,12 @@ from perspecta.suites.spin.common import (
     SUITE,
     Strata,
     article,
-    camera_azimuth,
     display_name,
     end_prompt,
     frame,
     frames_of,
     image_options,
     image_size,
-    label_of_image,
-    label_of_text,
     make_item,
     moved_copy,
     orbit_like,
@@ -124,8 +121,7 @@ def turn_answer(frame_of_reference: str, before: SceneObject, after: SceneObject
     if frame_of_reference == "own":
         return "left" if d > 0 else "right"  # yaw CCW from above = turning toward +Y = own left
     cam = scene.camera(camera)
-    fwd = cam.forward()
-    right = np.array([fwd[1], -fwd[0], 0.0]) / np.hypot(fwd[0], fwd[1])
+    right, _ = oracle.ground_axes(cam)
     change = float(after.front_vector() @ right - before.front_vector() @ right)
     if abs(change) < 0.3:
         raise ValueError(f"the front's sideways change in the image ({change:.2f}) is too small to call")
@@ -144,7 +140,7 @@ def derive_rotation(item: Item, scenes: dict[str, Scene]) -> str:
     f0, f1 = frames_of(item)
     fr = TurnFacts.from_item(item).turn_frame
     ans = turn_answer(fr, scene.object(f0["objects"][0]), scene.object(f1["objects"][0]), scene, f0["camera"])
-    return label_of_text(item.options, TURN_TEXT[fr][ans], item.id)
+    return item.label_of(TURN_TEXT[fr][ans])
 
 
 @task(SUITE, ROTATION, derive=derive_rotation,
@@ -251,7 +247,7 @@ def derive_canonical(item: Item, scenes: dict[str, Scene]) -> str:
             and abs(float(oracle.wrap180(view_bearing(scene, obj, frames[o.image]["camera"]) - want))) <= 30.0]
     if len(hits) != 1:
         raise ValueError(f"item {item.id}: {len(hits)} candidate views match bearing {want}")
-    return label_of_image(item.options, int(hits[0]), item.id)
+    return item.label_of_image(int(hits[0]))
 
 
 @task(SUITE, CANONICAL, derive=derive_canonical,
@@ -416,7 +412,7 @@ def _mental_scene(ctx: TaskContext, domain: str) -> tuple[Scene, SceneObject]:
             target = cands[int(ctx.rng.integers(len(cands)))]
             # the reference must show the side that identifies the pose: turn the target to
             # face the camera within REFERENCE_FACING_DEG (the back alone reads ambiguously)
-            face = camera_azimuth(scene, "main") + float(ctx.rng.uniform(-REFERENCE_FACING_DEG, REFERENCE_FACING_DEG))
+            face = oracle.camera_azimuth(scene.camera("main")) + float(ctx.rng.uniform(-REFERENCE_FACING_DEG, REFERENCE_FACING_DEG))
             turned = moved_copy(target, target.id, yaw=face)
             if on_support(scene, turned, skip=[target.id], gap=0.01):
                 target.pose = turned.pose
