@@ -245,7 +245,16 @@ class Rect:
 
         A False answer guarantees a Euclidean clearance of at least ``gap``.
         """
-        d = np.array([other.cx - self.cx, other.cy - self.cy])
+        # Far apart: the centre offset is within 45 degrees of one of this rect's axes, so
+        # its projection there is >= |d| / sqrt(2), and no rect reaches further along any
+        # direction than its half diagonal: that axis separates them (by a margin far above
+        # rounding), which the loop below would find too. Cheap, and room furnishing tests
+        # every placement try against every placed rect, most of them far away.
+        dx, dy = other.cx - self.cx, other.cy - self.cy
+        reach = math.hypot(self.hx, self.hy) + math.hypot(other.hx, other.hy) + gap
+        if dx * dx + dy * dy > 2.0 * reach * reach * (1.0 + 1e-6) + 1e-9:
+            return False
+        d = np.array([dx, dy])
         for u in (*self.axes(), *other.axes()):
             if abs(float(d @ u)) > self.radius_along(u) + other.radius_along(u) + gap:
                 return False
