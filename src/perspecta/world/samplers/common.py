@@ -261,12 +261,20 @@ class Rect:
         return True
 
     def inside_box(self, xmin: float, xmax: float, ymin: float, ymax: float, margin: float = 0.0) -> bool:
-        c = self.corners()
-        return bool(
-            c[:, 0].min() >= xmin + margin - 1e-9
-            and c[:, 0].max() <= xmax - margin + 1e-9
-            and c[:, 1].min() >= ymin + margin - 1e-9
-            and c[:, 1].max() <= ymax - margin + 1e-9
+        # the corners as :meth:`corners` computes them (the same float operations in the
+        # same order, on plain floats instead of 2-vectors: samplers call this per try)
+        ax, ay = self.axes()
+        ax0, ax1, ay0, ay1 = float(ax[0]), float(ax[1]), float(ay[0]), float(ay[1])
+        xs, ys = [], []
+        for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
+            a, b = sx * self.hx, sy * self.hy
+            xs.append(self.cx + a * ax0 + b * ay0)
+            ys.append(self.cy + a * ax1 + b * ay1)
+        return (
+            min(xs) >= xmin + margin - 1e-9
+            and max(xs) <= xmax - margin + 1e-9
+            and min(ys) >= ymin + margin - 1e-9
+            and max(ys) <= ymax - margin + 1e-9
         )
 
     def distance_to_point(self, p: np.ndarray) -> float:
