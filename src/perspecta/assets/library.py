@@ -155,7 +155,17 @@ class AssetLibrary:
         key = asset_id + json.dumps(params, sort_keys=True)
         e = self._extents.get(key)
         if e is None:
-            e = self._extents[key] = self.load_mesh(asset_id, params).extent()
+            # a source may keep extents on disk (``cached_extent`` / ``record_extent``):
+            # then a fresh process or pool worker need not read every candidate's mesh
+            source = self.sources[self.get(asset_id).source]
+            cached = getattr(source, "cached_extent", None)
+            e = cached(self.get(asset_id), params) if cached is not None and key not in self._cache else None
+            if e is None:
+                e = self.load_mesh(asset_id, params).extent()
+                record = getattr(source, "record_extent", None)
+                if record is not None:
+                    record(self.get(asset_id), params, e)
+            self._extents[key] = e
             if len(self._extents) > _EXTENTS_KEPT:  # procedural seeds make every key new
                 self._extents.popitem(last=False)
         return e.copy()
