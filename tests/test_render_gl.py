@@ -506,3 +506,25 @@ def test_mask_only_render_has_the_full_renders_layers(renderer) -> None:
         assert set(np.unique(full.instance)) >= {1, 2}
         again = renderer.render(scene, camera)  # a mask-only render leaves no state behind
         assert np.array_equal(full.rgb, again.rgb)
+
+
+def test_shadow_map_reuse_matches_a_fresh_renderer(renderer, source) -> None:
+    """A repeat of the same casters and sun reuses the shadow map; any change redraws it.
+    Every render must equal the one a fresh renderer (no cached map) makes."""
+    from perspecta.render.gl import GLRenderer
+
+    # two casters, one moved against the other (a lone box moved casts the same map:
+    # the map is fitted to the casters' bounds)
+    still = SceneObject("b", "test:box", "box", Pose((-1.0, 0.5, 0)), scale=0.5)
+    objs = [SceneObject("a", "test:box", "box", Pose((0, 0, 0), yaw=20)), still]
+    moved = [SceneObject("a", "test:box", "box", Pose((0.7, -0.6, 0), yaw=20)), still]
+    cam = Camera(position=(3, -2.5, 2), look_at=(0, 0, 0.4), width=64, height=64)
+    side = Camera(position=(-2.5, -3, 1.5), look_at=(0, 0, 0.4), width=64, height=64)
+    sequence = [(_scene(objs), cam), (_scene(objs), side), (_scene(moved), cam), (_scene(objs), side)]
+    for scene, camera in sequence:
+        got = renderer.render(scene, camera).rgb
+        with GLRenderer(AssetLibrary([source]), ssaa=2, shadow_map_size=1024) as fresh:
+            want = fresh.render(scene, camera).rgb
+        assert np.array_equal(got, want)
+    # the shadow is really there: the moved box changes the picture of the same camera
+    assert not np.array_equal(renderer.render(sequence[0][0], cam).rgb, renderer.render(sequence[2][0], cam).rgb)

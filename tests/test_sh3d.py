@@ -211,6 +211,32 @@ def test_disk_cache_hit_returns_identical_arrays(tmp_path: Path, monkeypatch: py
 
 
 @needs_package
+def test_extent_record_equals_the_meshs_extent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library measures an SH3D asset once; a fresh library reads the record (no mesh
+    load) and gets the same floats and dtype; a corrupt record is dropped, not trusted."""
+    from perspecta.assets.library import AssetLibrary
+
+    src = SH3DSource(cache_dir=tmp_path)
+    info = next(i for i in src.list() if i.extra["sh3d_id"] == "Reallusion#girlStanding")
+    first = AssetLibrary([src]).extent(info.asset_id)
+    want = src.load(info, {}).extent()
+    assert first.dtype == want.dtype and np.array_equal(first, want)
+    records = list((tmp_path / "sh3d").glob("*.extent.json"))
+    assert len(records) == 1
+
+    def no_load(*a, **k):
+        raise AssertionError("the extent record should have been used")
+
+    monkeypatch.setattr(SH3DSource, "load", no_load)
+    again = AssetLibrary([SH3DSource(cache_dir=tmp_path)]).extent(info.asset_id)
+    assert again.dtype == want.dtype and np.array_equal(again, want)
+    monkeypatch.undo()
+    records[0].write_text("{not json")
+    third = AssetLibrary([SH3DSource(cache_dir=tmp_path)]).extent(info.asset_id)
+    assert np.array_equal(third, want)
+
+
+@needs_package
 def test_every_allowlist_entry_is_a_usable_model() -> None:
     src = SH3DSource()
     raw = yaml.safe_load(ALLOWLIST_PATH.read_text())["models"]

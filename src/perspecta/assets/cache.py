@@ -95,6 +95,38 @@ def save_mesh(path: Path, mesh: Mesh) -> None:
     _write_atomic(path, lambda fh: np.savez(fh, **arrays))
 
 
+def _extent_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".extent.json")
+
+
+def save_extent(path: Path, extent: np.ndarray) -> None:
+    """Record beside the mesh entry ``path`` its extent (``Mesh.extent()``), exactly:
+    each value as its float64 repr plus the array's dtype."""
+    e = np.asarray(extent)
+    write_text_atomic(_extent_path(path), json.dumps({"dtype": e.dtype.str, "extent": [float(v) for v in e]}))
+
+
+def load_extent(path: Path) -> np.ndarray | None:
+    """The extent :func:`save_extent` recorded for the mesh entry ``path`` (None when
+    absent or unreadable): samplers ask the extent of every candidate asset, and reading
+    a few bytes costs far less than reading the whole mesh (textures included)."""
+    p = _extent_path(path)
+    try:
+        d = json.loads(p.read_text(encoding="utf-8"))
+        e = np.array(d["extent"], dtype=np.dtype(d["dtype"]))
+        if e.shape != (3,):
+            raise ValueError("not three values")
+        return e
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+        return None
+
+
 def load_mesh(path: Path) -> Mesh | None:
     """Read an entry written by :func:`save_mesh`; None when absent or unreadable.
 

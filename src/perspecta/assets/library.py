@@ -96,6 +96,7 @@ class AssetLibrary:
         self._cache: OrderedDict[str, Mesh] = OrderedDict()
         self._cache_size = cache_size
         self._extents: OrderedDict[str, np.ndarray] = OrderedDict()  # bounded: _EXTENTS_KEPT
+        self._by_category: dict[tuple[str, str | None, int], tuple[AssetInfo, ...]] = {}
 
     @classmethod
     def default(cls, user_dirs: list[Path] | None = None) -> AssetLibrary:
@@ -126,14 +127,24 @@ class AssetLibrary:
             raise KeyError(f"unknown asset {asset_id!r}; see `perspecta assets list`") from None
 
     def all(self) -> list[AssetInfo]:
-        return sorted(self._infos.values(), key=lambda a: a.asset_id)
+        return list(self._sorted())
+
+    def _sorted(self) -> tuple[AssetInfo, ...]:
+        """Every asset by id, sorted once per set of assets: samplers ask
+        :meth:`by_category` for every object they draw."""
+        cached = self.__dict__.get("_sorted_infos")
+        if cached is None or len(cached) != len(self._infos):
+            cached = self.__dict__["_sorted_infos"] = tuple(sorted(self._infos.values(), key=lambda a: a.asset_id))
+        return cached
 
     def by_category(self, category: str, source: str | None = None) -> list[AssetInfo]:
-        return [
-            a
-            for a in self.all()
-            if a.category == category and (source is None or a.source == source)
-        ]
+        key = (category, source, len(self._infos))
+        hits = self._by_category.get(key)
+        if hits is None:
+            hits = self._by_category[key] = tuple(
+                a for a in self._sorted() if a.category == category and (source is None or a.source == source)
+            )
+        return list(hits)
 
     def real_size(self, asset_id: str, params: dict[str, Any] | None = None) -> tuple[float, float, float]:
         """Real-world extent (metres) of one instance: procedural families vary with
@@ -155,7 +166,17 @@ class AssetLibrary:
         key = asset_id + json.dumps(params, sort_keys=True)
         e = self._extents.get(key)
         if e is None:
-            e = self._extents[key] = self.load_mesh(asset_id, params).extent()
+            # a source may keep extents on disk (``cached_extent`` / ``record_extent``):
+            # then a fresh process or pool worker need not read every candidate's mesh
+            source = self.sources[self.get(asset_id).source]
+            cached = getattr(source, "cached_extent", None)
+            e = cached(self.get(asset_id), params) if cached is not None and key not in self._cache else None
+            if e is None:
+                e = self.load_mesh(asset_id, params).extent()
+                record = getattr(source, "record_extent", None)
+                if record is not None:
+                    record(self.get(asset_id), params, e)
+            self._extents[key] = e
             if len(self._extents) > _EXTENTS_KEPT:  # procedural seeds make every key new
                 self._extents.popitem(last=False)
         return e.copy()

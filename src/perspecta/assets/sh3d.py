@@ -752,6 +752,29 @@ class SH3DSource:
             raw = read_obj_from_zip(zf, model.model, self.max_texture_size)
         return convert_parts(raw, model.rotation, (model.width, model.depth, model.height), front)
 
+    def _extent_record(self, info: AssetInfo) -> Path | None:
+        """The mesh cache entry whose extent record stands for ``info`` (None without a disk cache)."""
+        if not (self.use_disk_cache and info.extra and "catalogue_path" in info.extra and info.extra.get("sh3d_id")):
+            return None
+        return self._cache_file_for(Path(info.extra["catalogue_path"]), info.extra["catalogue"],
+                                    info.extra["sh3d_id"], info.extra["short_id"], info.extra.get("front_axis", "+Z"))
+
+    def cached_extent(self, info: AssetInfo, params: dict[str, Any] | None = None) -> np.ndarray | None:
+        """``load(info).extent()`` as recorded in the disk cache, or None: samplers ask
+        every candidate's extent, and a record is a few bytes where the mesh is megabytes."""
+        path = self._extent_record(info)
+        return None if path is None else disk_cache.load_extent(path)
+
+    def record_extent(self, info: AssetInfo, params: dict[str, Any] | None, extent: np.ndarray) -> None:
+        """Keep ``extent`` (of a mesh just loaded) for :meth:`cached_extent`."""
+        path = self._extent_record(info)
+        if path is None:
+            return
+        try:
+            disk_cache.save_extent(path, extent)
+        except OSError as exc:  # read-only cache: only slower
+            warnings.warn(f"could not write the extent record {path}: {exc}", stacklevel=2)
+
     def load(self, info: AssetInfo, params: dict[str, Any] | None = None) -> Mesh:
         model_id = info.extra.get("sh3d_id") if info.extra else None
         if not model_id:

@@ -283,6 +283,7 @@ class GLRenderer:
             self._shadow_tex.repeat_x = False
             self._shadow_tex.repeat_y = False
             self._shadow_fbo = ctx.framebuffer(depth_attachment=self._shadow_tex)
+            self._shadow_key: tuple[Any, ...] | None = None  # what the shadow map now holds
             self._prog_scene["u_tex"].value = 0
             self._prog_scene["u_shadow"].value = 1
             self._prog_resolve["u_src"].value = 0
@@ -588,9 +589,17 @@ class GLRenderer:
         return self._env_textures[env.name]
 
     def _shadow_pass(self, d: np.ndarray, draws: list[_Draw]) -> dict[str, Any]:
+        """Render the sun's shadow map, unless it already holds these casters under this sun.
+
+        Tasks render several views of one scene (pairs, rotations, framing renders) and the
+        shadow map depends only on the light and the casters, not the camera: the same
+        inputs give the same map, so a repeat skips its draw (the uniforms are recomputed:
+        cheap, and the same floats)."""
         import moderngl
 
         ctx = self._context()
+        # the meshes themselves (not their ids) keep a re-uploaded mesh from matching
+        key = (d.tobytes(), tuple((dr.mesh, dr.model.tobytes()) for dr in draws))
         helper = np.array([0.0, 0.0, 1.0]) if abs(d[2]) < 0.99 else np.array([1.0, 0.0, 0.0])
         right = np.cross(d, helper)
         right /= np.linalg.norm(right)
@@ -615,15 +624,18 @@ class GLRenderer:
         m[1, 3] = -centre[1] / half
         m[2, :3] = basis[2] * 2 / (dmax - dmin)
         m[2, 3] = -2 * dmin / (dmax - dmin) - 1
-        self._shadow_fbo.use()
-        self._shadow_fbo.clear(depth=1.0)
-        ctx.enable(moderngl.DEPTH_TEST)
-        ctx.disable(moderngl.CULL_FACE)
-        prog = self._prog_ids
-        _mat(prog, "u_view_proj", m)
-        for dr in draws:
-            _mat(prog, "u_model", dr.model)
-            dr.mesh.vao_ids.render(moderngl.TRIANGLES)
+        if key != self._shadow_key:
+            self._shadow_key = None  # a failed pass must not leave a stale match
+            self._shadow_fbo.use()
+            self._shadow_fbo.clear(depth=1.0)
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.disable(moderngl.CULL_FACE)
+            prog = self._prog_ids
+            _mat(prog, "u_view_proj", m)
+            for dr in draws:
+                _mat(prog, "u_model", dr.model)
+                dr.mesh.vao_ids.render(moderngl.TRIANGLES)
+            self._shadow_key = key
         texel = 2 * half / self.shadow_map_size
         return {
             "u_has_shadow": 1,

@@ -37,9 +37,14 @@ def _value_noise(rng: np.random.Generator, n: int, cells: int) -> np.ndarray:
     f = x - i0
     f = f * f * (3 - 2 * f)
     i1 = (i0 + 1) % cells
-    top = lattice[i0][:, i0] * (1 - f)[None, :] + lattice[i0][:, i1] * f[None, :]
-    bottom = lattice[i1][:, i0] * (1 - f)[None, :] + lattice[i1][:, i1] * f[None, :]
-    return top * (1 - f)[:, None] + bottom * f[:, None]
+    # along x once per lattice row (cells x n), then pick rows: the same products and
+    # sums per pixel as interpolating the full (n, n) grids, in a fraction of the work
+    rows = lattice[:, i0] * (1 - f)[None, :] + lattice[:, i1] * f[None, :]
+    top, bottom = rows[i0], rows[i1]  # fresh arrays: scaled in place
+    top *= (1 - f)[:, None]
+    bottom *= f[:, None]
+    top += bottom
+    return top
 
 
 def _fbm(rng: np.random.Generator, n: int, octaves: tuple[int, ...]) -> np.ndarray:

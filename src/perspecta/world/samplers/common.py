@@ -245,19 +245,36 @@ class Rect:
 
         A False answer guarantees a Euclidean clearance of at least ``gap``.
         """
-        d = np.array([other.cx - self.cx, other.cy - self.cy])
+        # Far apart: the centre offset is within 45 degrees of one of this rect's axes, so
+        # its projection there is >= |d| / sqrt(2), and no rect reaches further along any
+        # direction than its half diagonal: that axis separates them (by a margin far above
+        # rounding), which the loop below would find too. Cheap, and room furnishing tests
+        # every placement try against every placed rect, most of them far away.
+        dx, dy = other.cx - self.cx, other.cy - self.cy
+        reach = math.hypot(self.hx, self.hy) + math.hypot(other.hx, other.hy) + gap
+        if dx * dx + dy * dy > 2.0 * reach * reach * (1.0 + 1e-6) + 1e-9:
+            return False
+        d = np.array([dx, dy])
         for u in (*self.axes(), *other.axes()):
             if abs(float(d @ u)) > self.radius_along(u) + other.radius_along(u) + gap:
                 return False
         return True
 
     def inside_box(self, xmin: float, xmax: float, ymin: float, ymax: float, margin: float = 0.0) -> bool:
-        c = self.corners()
-        return bool(
-            c[:, 0].min() >= xmin + margin - 1e-9
-            and c[:, 0].max() <= xmax - margin + 1e-9
-            and c[:, 1].min() >= ymin + margin - 1e-9
-            and c[:, 1].max() <= ymax - margin + 1e-9
+        # the corners as :meth:`corners` computes them (the same float operations in the
+        # same order, on plain floats instead of 2-vectors: samplers call this per try)
+        ax, ay = self.axes()
+        ax0, ax1, ay0, ay1 = float(ax[0]), float(ax[1]), float(ay[0]), float(ay[1])
+        xs, ys = [], []
+        for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
+            a, b = sx * self.hx, sy * self.hy
+            xs.append(self.cx + a * ax0 + b * ay0)
+            ys.append(self.cy + a * ax1 + b * ay1)
+        return (
+            min(xs) >= xmin + margin - 1e-9
+            and max(xs) <= xmax - margin + 1e-9
+            and min(ys) >= ymin + margin - 1e-9
+            and max(ys) <= ymax - margin + 1e-9
         )
 
     def distance_to_point(self, p: np.ndarray) -> float:
@@ -370,26 +387,76 @@ def _boxes_meet(a: tuple[float, float, float, float], b: tuple[float, float, flo
 
 
 def _in_hull(hull: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Whether each point lies inside (or on) the counter-clockwise hull: every edge's
+    cross product at once, element by element the same floats as one edge at a time."""
     if len(hull) < 3:
         return np.zeros(len(pts), dtype=bool)
-    inside = np.ones(len(pts), dtype=bool)
-    for i in range(len(hull)):
-        a, b = hull[i], hull[(i + 1) % len(hull)]
-        cr = (b[0] - a[0]) * (pts[:, 1] - a[1]) - (b[1] - a[1]) * (pts[:, 0] - a[0])
-        inside &= cr >= 0
-    return inside
+    a, b = hull, np.roll(hull, -1, axis=0)
+    ex, ey = (b[:, 0] - a[:, 0])[:, None], (b[:, 1] - a[:, 1])[:, None]
+    cr = ex * (pts[:, 1] - a[:, 1:2]) - ey * (pts[:, 0] - a[:, 0:1])
+    return (cr >= 0).all(axis=0)
 
 
-@dataclass
 class Visibility:
-    """How one object appears in a perspective camera (from its oriented bounding box)."""
+    """How one object appears in a perspective camera (from its oriented bounding box).
 
-    object_id: str
-    box: tuple[float, float, float, float]  # u_min, v_min, u_max, v_max (pixels)
-    depth: float  # camera-frame z of the bbox centre
-    in_front: bool  # every bbox corner is in front of the camera
-    inside: bool  # the projected box lies inside the image (with the given margin)
-    visible_fraction: float  # share of its projected hull not covered by nearer hulls
+    ``visible_fraction`` is worked out on first read: samplers reject most layouts on
+    ``inside`` or on one object's fraction, so the other objects' grids are never tested
+    (the same value as computing them all up front)."""
+
+    __slots__ = ("object_id", "box", "depth", "in_front", "inside", "_shared", "_index", "_fraction")
+
+    def __init__(self, object_id: str, box: tuple[float, float, float, float], depth: float,
+                 in_front: bool, inside: bool, shared: _Projected, index: int) -> None:
+        self.object_id = object_id
+        self.box = box  # u_min, v_min, u_max, v_max (pixels)
+        self.depth = depth  # camera-frame z of the bbox centre
+        self.in_front = in_front  # every bbox corner is in front of the camera
+        self.inside = inside  # the projected box lies inside the image (with the given margin)
+        self._shared, self._index = shared, index
+        self._fraction: float | None = None
+
+    @property
+    def visible_fraction(self) -> float:
+        """Share of its projected hull not covered by nearer hulls."""
+        if self._fraction is None:
+            self._fraction = self._shared.fraction(self._index)
+        return self._fraction
+
+    def __repr__(self) -> str:
+        return (f"Visibility({self.object_id!r}, box={self.box}, depth={self.depth}, in_front={self.in_front}, "
+                f"inside={self.inside}, visible_fraction={self.visible_fraction})")
+
+
+class _Projected:
+    """Every object's projected hull and box in one camera, shared by its :class:`Visibility` records."""
+
+    def __init__(self, hulls: list[np.ndarray], infos: list[tuple[Any, float, bool, bool]], samples: int) -> None:
+        self.hulls, self.infos, self.samples = hulls, infos, samples
+
+    @timing.timed("visibility")
+    def fraction(self, i: int) -> float:
+        box, depth, front, _ = self.infos[i]
+        if not front:
+            return 0.0
+        samples = self.samples
+        t = (np.arange(samples) + 0.5) / samples
+        # the grid row by row (what meshgrid + ravel gives), without building two grids
+        pts = np.empty((samples * samples, 2))
+        pts[:, 0] = np.tile(box[0] + t * (box[2] - box[0]), samples)
+        pts[:, 1] = np.repeat(box[1] + t * (box[3] - box[1]), samples)
+        pts = pts[_in_hull(self.hulls[i], pts)]
+        if not len(pts):
+            return 0.0
+        covered = np.zeros(len(pts), dtype=bool)
+        for j, (box_j, depth_j, front_j, _) in enumerate(self.infos):
+            if j != i and front_j and depth_j < depth and _boxes_meet(box_j, box):
+                # test only the points not yet covered: the same answer for less work
+                open_ = np.flatnonzero(~covered)
+                if not len(open_):
+                    break
+                covered[open_] = _in_hull(self.hulls[j], pts[open_])
+        return 1.0 - float(covered.mean())
 
 
 @timing.timed("visibility")
@@ -420,25 +487,5 @@ def visibility(
         )
         hulls.append(_convex_hull(uv) if front else np.zeros((0, 2)))
         infos.append((box, float(zc[0]), front, inside))
-    out = []
-    t = (np.arange(samples) + 0.5) / samples
-    for i, o in enumerate(objects):
-        box, depth, front, inside = infos[i]
-        frac = 0.0
-        if front:
-            uu, vv = np.meshgrid(box[0] + t * (box[2] - box[0]), box[1] + t * (box[3] - box[1]))
-            pts = np.stack([uu.ravel(), vv.ravel()], axis=1)
-            pts = pts[_in_hull(hulls[i], pts)]
-            if len(pts):
-                covered = np.zeros(len(pts), dtype=bool)
-                for j in range(len(objects)):
-                    if j != i and infos[j][2] and infos[j][1] < depth and _boxes_meet(infos[j][0], box):
-                        # test only the points not yet covered: the same answer for less work
-                        # (samplers call this for every placement try)
-                        open_ = np.flatnonzero(~covered)
-                        if not len(open_):
-                            break
-                        covered[open_] = _in_hull(hulls[j], pts[open_])
-                frac = 1.0 - float(covered.mean())
-        out.append(Visibility(o.id, box, depth, front, inside, frac))
-    return out
+    shared = _Projected(hulls, infos, samples)
+    return [Visibility(o.id, *infos[i], shared, i) for i, o in enumerate(objects)]
