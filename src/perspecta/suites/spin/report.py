@@ -22,9 +22,10 @@ BASELINE_MODE = "direct"
 def build(ctx: Context) -> Section:
     sec = Section("spin", "SpinBench — perspective taking and rotation",
                   "κ is accuracy corrected for each item's chance rate 1/k; consistency is the share of agreeing "
-                  "(both right or both wrong) variant pairs of one question, averaged over groups. Every record "
-                  "asked counts: a failed request or an unparsed reply is a wrong answer (a W in its group); the "
-                  "n columns say how many records were asked and how many of those failed or were unparsed.")
+                  "(both answered, and both right or both wrong) variant pairs of one question, averaged over "
+                  "groups. Every record asked counts: a failed request or an unparsed reply is a wrong answer (a W "
+                  "in its pattern) that agrees with no other variant; the n columns say how many records were "
+                  "asked and how many of those failed or were unparsed.")
     pairs = ctx.with_suite("spin")
     if not pairs:
         sec.omitted = "no SpinBench records in the results"

@@ -12,8 +12,8 @@ SUITE = Suite(
     metrics=SpinMetrics,
     leaderboard_metrics=(LeaderboardColumn(
         "consistency %", ("consistency", "consistency"),
-        "consistency is SpinBench's mean pairwise agreement (both right or both wrong) within variant groups, "
-        "a failed or unparsed variant counting as wrong — so two failures agree: read it beside coverage"),),
+        "consistency is SpinBench's mean pairwise agreement (both answered, and both right or both wrong) "
+        "within variant groups; a failed or unparsed variant agrees with no other, so failures only lower it"),),
     report_section="perspecta.suites.spin.report:build",
     audit_features=_pkg.audit_features,
     eval_image_max_side=_pkg.EVAL_IMAGE_MAX_SIDE,
