@@ -19,7 +19,8 @@ from perspecta.cli import app
 from perspecta.dataset.generate import GenerationConfig, generate_dataset
 
 TASKS = ["spin/mental_rotation", "dori/view_parallelism", "pcsr/counting"]
-SEED = 15  # units of every task fall in both splits at this seed (checked in the fixture)
+SEED = 15  # the first seed tried; the fixture moves on until every suite has both splits
+NEEDED = {("spin", "train"), ("pcsr", "train"), ("spin", "test"), ("dori", "test")}
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +30,17 @@ def work(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def dataset(work: Path) -> Path:
-    out = work / "ds"
-    generate_dataset(out, GenerationConfig(suites=["spin", "dori", "pcsr"], n=2, seed=SEED, tasks=TASKS,
-                                           splits={"train": 0.5, "test": 0.5}))
-    items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
-    have = {(it["suite"], it["split"]) for it in items}
-    assert {("spin", "train"), ("pcsr", "train"), ("spin", "test"), ("dori", "test")} <= have, have
-    return out
+    """Two units per task with a 50/50 split: which split a unit lands in is a seeded draw
+    (PCSR's per panorama), so the fixture takes the first seed from SEED on whose units
+    fall in both splits — deterministic, and robust to generator changes that move draws."""
+    for seed in range(SEED, SEED + 20):
+        out = work / f"ds{seed}"
+        generate_dataset(out, GenerationConfig(suites=["spin", "dori", "pcsr"], n=2, seed=seed, tasks=TASKS,
+                                               splits={"train": 0.5, "test": 0.5}))
+        items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
+        if NEEDED <= {(it["suite"], it["split"]) for it in items}:
+            return out
+    raise AssertionError(f"no seed in {SEED}..{SEED + 19} puts every suite's units in both splits")
 
 
 @pytest.fixture(autouse=True)
