@@ -79,17 +79,6 @@ def test_named_facts_flags_a_tiny_object() -> None:
         common.named_facts(mask, scene, {"x": "missing"})
 
 
-@pytest.fixture(scope="module")
-def env():  # type: ignore[no-untyped-def]
-    from perspecta.assets.library import AssetLibrary
-    from perspecta.render.base import get_renderer
-
-    lib = AssetLibrary.default()
-    renderer = get_renderer("gl", library=lib)
-    yield lib, renderer
-    renderer.close()
-
-
 def test_unreadable_renders_resample_and_never_emit(env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     lib, renderer = env
     real = common.named_facts

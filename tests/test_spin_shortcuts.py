@@ -79,17 +79,6 @@ def test_mental_distractors_hold_the_mirror_and_never_the_identity(want: float, 
 # --------------------------------------------------------------------------- real renders
 
 
-@pytest.fixture(scope="module")
-def env():  # type: ignore[no-untyped-def]
-    from perspecta.assets.library import AssetLibrary
-    from perspecta.render.base import get_renderer
-
-    lib = AssetLibrary.default()
-    renderer = get_renderer("gl", library=lib)
-    yield lib, renderer
-    renderer.close()
-
-
 def test_tabletops_stand_on_a_real_table_at_real_scale(env) -> None:  # type: ignore[no-untyped-def]
     from perspecta.world.samplers import sample_clutter
     from perspecta.world.samplers.clutter import SUPPORT_ID, TABLETOP_SIZES, placed_objects, support_area, support_of
