@@ -10,7 +10,7 @@ produce exactly the bytes of a serial run and an interrupted run never looks com
 Files go through a :mod:`perspecta.scale.store` (a local directory or an fsspec URL),
 and units run on an *executor*: ``local`` (this process or a process pool) or ``ray``
 (:mod:`perspecta.scale.ray_generate`, shards of units as Ray tasks). Every executor
-runs units through the same :class:`_Worker`, so they all write the same bytes.
+runs units through the same :class:`UnitWorker`, so they all write the same bytes.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def plan_units(config: GenerationConfig) -> list[Unit]:
     return [Unit(t.suite, t.name, i) for t in chosen for i in range(config.n)]
 
 
-class _Worker:
+class UnitWorker:
     """Per-process state: one asset library and one renderer, reused for every unit.
 
     This is the one code path that runs a unit, whatever the executor: render into the
@@ -183,7 +183,7 @@ class UnitFailed(RuntimeError):
         super().__init__(f"{unit.suite}/{unit.task} unit {unit.index}: {name}: {reason}")
 
 
-_WORKER: _Worker | None = None
+_WORKER: UnitWorker | None = None
 
 
 def one_rasteriser_thread() -> None:
@@ -201,7 +201,7 @@ def one_rasteriser_thread() -> None:
 def _init_worker(store_spec: str, config: GenerationConfig) -> None:
     global _WORKER
     one_rasteriser_thread()
-    _WORKER = _Worker(open_store(store_spec), config)
+    _WORKER = UnitWorker(open_store(store_spec), config)
 
 
 def _run_unit(unit: Unit) -> int:
@@ -258,7 +258,7 @@ def _iter_unit_results(
         return
     if workers <= 1:
         one_rasteriser_thread()
-        worker = _Worker(store, config)
+        worker = UnitWorker(store, config)
         try:
             for u in units:
                 yield worker.run(u)
@@ -310,7 +310,7 @@ def generate_dataset(
         raise FileExistsError(f"{out} is not empty; pass --resume to continue it or choose another --out")
     if resume and store.exists("manifest.json"):
         old = json.loads(store.read_text("manifest.json"))
-        if old.get("config") != _config_record(config):
+        if old.get("config") != config_record(config):
             raise ValueError(f"{out} was generated with a different configuration; cannot resume it")
         return old  # already complete
     store.makedirs()
@@ -338,7 +338,7 @@ def generate_dataset(
 def _check_resume_config(store: Store, config: GenerationConfig) -> None:
     """Parts of an unfinished run are only reused under the configuration that made them."""
     stamp = f"{PARTS_DIR}/config.json"
-    record = _config_record(config)
+    record = config_record(config)
     if store.exists(stamp):
         if json.loads(store.read_text(stamp)) != record:
             raise ValueError(f"{store.spec()} holds an unfinished run with a different configuration; "
@@ -423,7 +423,7 @@ def parse_splits(text: str) -> dict[str, float]:
     return out
 
 
-def _config_record(config: GenerationConfig) -> dict[str, Any]:
+def config_record(config: GenerationConfig) -> dict[str, Any]:
     return {
         "suites": config.suites,
         "n": config.n,
@@ -500,7 +500,7 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
         "name": "+".join(config.suites),
         "generator": {"package": "perspecta", "version": perspecta.__version__},
         "created_by_command": _command_for(config),
-        "config": _config_record(config),
+        "config": config_record(config),
         "seed": config.seed,
         "suites": {s: _suite_record(s, units, config) for s in config.suites},
         "renderer": renderer_record,
@@ -525,7 +525,3 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
-
-# the names other executors (perspecta.scale.ray_generate) use to run units exactly as here
-UnitWorker = _Worker
-config_record = _config_record
