@@ -18,7 +18,9 @@ that finds an answer decides:
    without negation anywhere in the reply.
 
 A level that finds two or more different answers, or a hedge ("A or B", "yes and no",
-"not sure"), makes the reply ``unparsed``: counted wrong, never guessed. Option letters
+"not sure"), makes the reply ``unparsed``: counted wrong, never guessed; so does an answer of
+the two implicit levels (5, 6) that the reply takes back ("A. Actually, wait — B.", "so C…
+though perhaps A"). Option letters
 count only as standalone tokens in an answer position, so reasoning that mentions other
 options ("Option A and option C do not match") never overrides an explicit answer.
 """
@@ -527,11 +529,37 @@ def parse(response: str | None, item: Item) -> Parse:
     ]
     for name, run in levels:
         got = run()
+        if name in ("position", "bare") and got is not None and got is not AMBIGUOUS and _taken_back(
+                text().strip(), reader, got):
+            got = AMBIGUOUS  # the implicit levels read no answer that the reply takes back
         if got is AMBIGUOUS:
             return Parse(None, f"ambiguous:{name}")
         if got is not None:
             return Parse(str(got), name)
     return Parse(None, "none")
+
+
+# After an answer read from the reply's position, a second thought takes it back: a strong
+# cue ("wait", "on second thought") unless what follows restates the same answer, a weak
+# one ("maybe", "though perhaps", "could also be") when what follows names another answer.
+_REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
+                            r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
+_REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
+                          r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
+
+
+def _taken_back(text: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether ``text``, whose position reads ``answer``, hedges it or revises it afterwards
+    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.")."""
+    if re.match(r"^\W*(?:\(?[A-Z]\)?(?=[\s.:)\-])[^\n?.]{0,40}|(?i:yes|no|yeah|nope|true|false))\?", text):
+        return True  # the answer is put as a question: "A) Facing left? …", "Yes? No."
+    for pattern, strong in ((_REVISE_STRONG, True), (_REVISE_WEAK, False)):
+        for m in pattern.finditer(text):
+            after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
+            got = reader.span(after) if after.strip() else None
+            if got is AMBIGUOUS or (got is not None and got != answer) or (strong and got != answer):
+                return True
+    return False
 
 
 def _position(text: str, reader: _Reader) -> Reading:
