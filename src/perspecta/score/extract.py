@@ -388,6 +388,10 @@ class _YesNoReader(_Reader):
         return None
 
 
+_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b")
+_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d")
+
+
 class _OpenReader(_Reader):
     def __init__(self, item: Item) -> None:
         super().__init__(item)
@@ -398,7 +402,12 @@ class _OpenReader(_Reader):
     def _named(self, text: str) -> set[str]:
         norm = normalise(text)
         if self.numeric:
-            return {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            if "0" in self.candidates and _NONE_COUNT.search(norm):
+                named.add("0")  # "there are no chairs", "none": a count of zero
+            if named and _BOUND.search(norm):
+                return named | {"<bound>"}  # "at least 3" names no single count
+            return named
         hits: dict[str, list[tuple[int, int]]] = {}
         for c in self.candidates:
             for m in re.finditer(rf"(?<!\w){re.escape(c)}(?!\w)", norm):
@@ -551,8 +560,9 @@ _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although
 def _taken_back(text: str, reader: _Reader, answer: Reading) -> bool:
     """Whether ``text``, whose position reads ``answer``, hedges it or revises it afterwards
     ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.")."""
-    if re.match(r"^\W*(?:\(?[A-Z]\)?(?=[\s.:)\-])[^\n?.]{0,40}|(?i:yes|no|yeah|nope|true|false))\?", text):
-        return True  # the answer is put as a question: "A) Facing left? …", "Yes? No."
+    asked = re.match(r"^([^\n?.!;]{1,40})\?", text)
+    if asked and reader.span(asked.group(1)) == answer:
+        return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
     for pattern, strong in ((_REVISE_STRONG, True), (_REVISE_WEAK, False)):
         for m in pattern.finditer(text):
             after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
