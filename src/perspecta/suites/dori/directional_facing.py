@@ -29,6 +29,7 @@ from perspecta.suites.dori.common import (
     realistic_backdrop,
     shuffled,
     studio_scene,
+    target_view,
     zoom_to_area,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
@@ -144,7 +145,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}}
+    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin(granularity, egocentric_facing(obj, scene.camera("main")))

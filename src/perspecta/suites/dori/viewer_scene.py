@@ -33,10 +33,11 @@ from perspecta.suites.dori.common import (
     resample,
     shuffled,
     studio_scene,
+    target_view,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
-from perspecta.world.oracle import ccw_to_clockwise, wrap180, yaw_difference
+from perspecta.world.oracle import ccw_to_clockwise, egocentric_facing, wrap180, yaw_difference
 from perspecta.world.scene import Pose, Scene
 
 TASK = "viewer_scene_direction"
@@ -92,6 +93,12 @@ def pair_jitter(ctx: TaskContext) -> float:
     return float(knob(ctx, "pair_jitter"))
 
 
+# a person seen from the side or behind (|facing| beyond this in either image) must turn
+# at least PERSON_BACK_MIN_TURN degrees for a "rotated" answer
+PERSON_SIDE_DEG = 60.0
+PERSON_BACK_MIN_TURN = 45.0
+
+
 def _one(ctx: TaskContext, granularity: str) -> Item:
     coarse = granularity == "coarse"
     k = balanced_class(ctx, len(COARSE) if coarse else len(GRANULAR_DEG), granularity)
@@ -115,7 +122,15 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float,
                                 pose=Pose(before.pose.position, round(before.pose.yaw - turn, 6)))
     scene.objects.append(after)
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
-    record = check_readable({"objects": objects})
+    record: dict[str, Any] = {"objects": objects, "view": target_view(scene, asset)}
+    if after.has_front and after.category == "person" and turn % 360.0:
+        # a person whose back or side shows in either image reads her turn from shoulders
+        # and feet: a careful judge under-read a small one, so such turns are large
+        shows_back = max(abs(egocentric_facing(o, scene.camera("main"))) for o in (before, after)) > PERSON_SIDE_DEG
+        if shows_back:
+            record["winner_margin"] = {"value": round(min(turn % 360.0, 360.0 - turn % 360.0), 3),
+                                       "min": PERSON_BACK_MIN_TURN, "unit": "deg turn"}
+    check_readable(record)
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:
