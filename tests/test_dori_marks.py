@@ -1,0 +1,95 @@
+"""DORI's per-asset readability marks (suites/dori/marks.py): planted violations of the
+recorded ``view`` fact fail the contract, confusable fronts are never targets, tubs are
+never shown from above, and people seen from behind keep wider margins and larger turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perspecta.assets.library import AssetLibrary
+from perspecta.render.base import get_renderer
+from perspecta.suites.context import TaskContext
+from perspecta.suites.dori import marks
+from perspecta.suites.dori.common import FRONT_CATEGORIES, PERSON_BACK_MARGIN_FRAC, Unreadable, check_readable, pick_target
+from perspecta.suites.dori.compound_rotation import ELEVATION
+from perspecta.suites.registry import get_task
+from perspecta.world import readability
+
+
+@pytest.fixture(scope="module")
+def lib() -> AssetLibrary:
+    return AssetLibrary.default()
+
+
+def view(asset_id: str, elevation: float) -> dict:
+    lo, hi = marks.readable_elevation(asset_id)
+    return {"mark": marks.mark_name(asset_id), "elevation_deg": elevation, "readable_elevation": [lo, hi],
+            "front_back_confusable": asset_id in marks.CONFUSABLE}
+
+
+def test_planted_view_violations_are_problems() -> None:
+    tub = marks.LOW_ONLY[0]
+    assert readability.problems({"view": view(tub, 10.0)}) == []
+    assert any("elevation" in p for p in readability.problems({"view": view(tub, 50.0)}))
+    frame = marks.FRAME_CHAIRS[0]
+    assert any("elevation" in p for p in readability.problems({"view": view(frame, 5.0)}))
+    assert readability.problems({"view": view(frame, 20.0)}) == []
+    beetle = "sh3d:katorlegaz/VW-new-beetle"
+    assert any("taken for its back" in p for p in readability.problems({"view": view(beetle, 10.0)}))
+    # several named targets (inter-object A and B): one bad one is enough
+    both = {"A": view("proc:car", 30.0), "B": view(tub, 30.0)}
+    assert len(readability.problems({"view": both})) == 1
+
+
+def test_every_marked_asset_is_a_real_dori_front_asset(lib: AssetLibrary) -> None:
+    if not any(a.source == "sh3d" for a in lib.all()):
+        pytest.skip("Sweet Home 3D furniture not installed")
+    front = {a.asset_id for a in lib.all() if a.category in FRONT_CATEGORIES and a.has_front}
+    for group in (marks.LOW_ONLY, marks.FRAME_CHAIRS, marks.MID_ONLY, tuple(marks.CONFUSABLE)):
+        missing = set(group) - front
+        assert not missing, f"marks name assets DORI never uses: {sorted(missing)}"
+
+
+def test_targets_skip_confusable_fronts_and_tubs_above_their_range(lib: AssetLibrary, tmp_path: Path) -> None:
+    seen_low = False
+    for i in range(300):
+        ctx = TaskContext("dori", "directional_facing", i, 5, lib, None, tmp_path, config={})
+        a = pick_target(ctx, cbd=False)
+        assert a.asset_id not in marks.CONFUSABLE
+        seen_low |= a.asset_id in marks.LOW_ONLY
+        c = pick_target(ctx, cbd=False, elevation_range=ELEVATION)  # the compound task looks down 25-50 deg
+        assert c.asset_id not in marks.LOW_ONLY and c.asset_id not in marks.CONFUSABLE
+    if any(a.source == "sh3d" for a in lib.all()):
+        assert seen_low, "tub chairs should still be targets, from low cameras"
+
+
+def test_a_person_seen_from_behind_needs_a_wider_bin_margin() -> None:
+    record = {"bin_margin": {"deg": 0.36 * 90.0, "bin_width": 90.0},
+              "view": {**view("proc:person", 20.0), "person_back": False}}
+    check_readable(dict(record))  # 0.36 of a wide bin is fine for a person facing the camera
+    record["view"] = {**record["view"], "person_back": True}
+    with pytest.raises(Unreadable):
+        check_readable(record)
+    assert readability.Contract.from_dict(record["contract"]).min_bin_margin_frac == PERSON_BACK_MARGIN_FRAC
+
+
+@pytest.mark.parametrize("task", ["directional_facing", "viewer_scene_direction", "compound_rotation"])
+def test_generated_items_record_a_view_inside_the_assets_range(lib: AssetLibrary, tmp_path: Path, task: str) -> None:
+    renderer = get_renderer("gl", library=lib)
+    try:
+        for i in range(3):
+            ctx = TaskContext("dori", task, i, 11, lib, renderer, tmp_path, config={"image_size": 256})
+            for item in get_task("dori", task).generate(ctx):
+                record = item.metadata["readability"]
+                v = record["view"]
+                lo, hi = v["readable_elevation"]
+                assert lo <= v["elevation_deg"] <= hi and not v["front_back_confusable"]
+                assert (lo, hi) == marks.readable_elevation(item.metadata["asset_id"])
+                assert readability.problems(record) == []
+                wm = record.get("winner_margin")
+                if task == "viewer_scene_direction" and wm is not None:
+                    assert wm["value"] >= 45.0
+    finally:
+        renderer.close()
