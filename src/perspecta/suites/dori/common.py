@@ -88,6 +88,7 @@ PRESETS: dict[str, dict[str, float]] = {
     "start_facing_max_deg": {"easy": 65.0, "standard": 140.0, "hard": 160.0},
     "backdrop_realism": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
     "look_alike_share": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
+    "frame_switch_items": {"easy": 0.0, "standard": 1.0, "hard": 1.0},
 }
 
 
@@ -358,13 +359,15 @@ class OptionValuesFacts(Facts):
 def make_item(
     ctx: TaskContext, *, task: str, granularity: str, scene: Scene, images: list[str], question: str,
     context: str, steps: list[str], examples: list[str], options: list[Option], answer_text: str,
-    values: dict[str, Any], metadata: dict[str, Any],
+    values: dict[str, Any], metadata: dict[str, Any], form: str | None = None,
 ) -> Item:
     """Assemble an MCQ item; its text is :func:`prompt` over ``question`` (the TASK part),
     ``context``, ``steps`` and ``examples``, for as many images as ``images`` holds.
     ``values`` maps each option text to its machine-readable value (a bin, an angle, an
     operation list; None for "Cannot be determined"); it is stored as
-    ``metadata["option_values"]`` by label so scoring needs no text parsing."""
+    ``metadata["option_values"]`` by label so scoring needs no text parsing. ``form``
+    names a question form other than the level's plain one (``metadata["form"]``, subtype
+    ``<task>_<form>``)."""
     text = prompt(ctx, task=question, context=context, steps=steps, options=options, examples=examples,
                   n_images=len(images))
     answer = next(o.label for o in options if o.text == answer_text)
@@ -377,9 +380,11 @@ def make_item(
         **OptionValuesFacts(option_values={o.label: values[o.text or ""] for o in options}).to_metadata(),
         "prompt_style": ctx.config.get("prompt_style", "structured"),
     }
-    item_id = ctx.item_id("base", granularity)
+    if form is not None:  # a glance-resistant form: its own subtype and item id, coarse level
+        meta["form"] = form
+    item_id = ctx.item_id("base", form or granularity)
     return Item(
-        id=item_id, suite=SUITE, task=task, subtype=f"{task}_{granularity}", granularity=granularity,  # type: ignore[arg-type]
+        id=item_id, suite=SUITE, task=task, subtype=f"{task}_{form or granularity}", granularity=granularity,  # type: ignore[arg-type]
         question=text, images=images, options=options, answer_type="mcq", answer=answer,
         group=item_id, split=ctx.split,  # type: ignore[arg-type]
         scene_id=scene.scene_id, seed=ctx.seed, metadata=meta,
