@@ -93,3 +93,34 @@ def test_generated_items_record_a_view_inside_the_assets_range(lib: AssetLibrary
                     assert wm["value"] >= 45.0
     finally:
         renderer.close()
+
+
+def test_frame_switch_form_is_balanced_mirrors_toward_targets_and_is_off_at_easy(lib: AssetLibrary,
+                                                                                tmp_path: Path) -> None:
+    from perspecta.suites.dori.directional_facing import FRAME, FRAME_FORM, FRAME_MAX_OFF
+
+    renderer = get_renderer("gl", library=lib)
+    try:
+        answers, sides = [], set()
+        for i in range(6):
+            ctx = TaskContext("dori", "directional_facing", i, 21, lib, renderer, tmp_path, config={"image_size": 256})
+            items = get_task("dori", "directional_facing").generate(ctx)
+            frame = [it for it in items if it.metadata.get("form") == FRAME_FORM]
+            assert len(frame) == 1 and frame[0].subtype == f"directional_facing_{FRAME_FORM}"
+            m = frame[0].metadata
+            answers.append(m["answer_text"])
+            sides.add(m["asked_side"])
+            if m["egocentric_facing"] is not None:
+                f = abs(m["egocentric_facing"])
+                # the decisive cue is unmistakable: straight toward or straight away
+                assert f <= FRAME_MAX_OFF + 0.5 or f >= 180.0 - FRAME_MAX_OFF - 0.5
+                # the glance answer ("left is the image left") is wrong exactly for toward targets
+                assert (m["answer_text"] == FRAME[f"image_{m['asked_side']}"]) == (f > 90.0)
+        # blocks of 3 hold image left, image right and "Cannot be determined" once each
+        assert sorted(answers[:3]) == sorted(answers[3:]) and len(set(answers[:3])) == 3
+        assert sides == {"left", "right"}
+        easy = TaskContext("dori", "directional_facing", 0, 21, lib, renderer, tmp_path,
+                           config={"image_size": 256, "difficulty": "easy"})
+        assert all(it.metadata.get("form") is None for it in get_task("dori", "directional_facing").generate(easy))
+    finally:
+        renderer.close()

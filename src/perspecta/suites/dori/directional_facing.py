@@ -52,7 +52,7 @@ GRANULAR: list[tuple[str, float, float]] = [  # (side, |facing| low, high)
 
 
 # Frame-switch form (glance-resistant, issue 18): "on which side of the image is Object A's
-# own left?" A glance answers in the viewer's frame ("left is left"), which is wrong for
+# own left (or right)?" A glance answers in the viewer's frame ("left is left"), which is wrong for
 # every target facing the camera and right for every target facing away; the two are
 # balanced, so the glance answer scores about half of the answerable items. The decisive
 # cue, toward or away, is the most readable fact in DORI: the front is drawn within
@@ -94,19 +94,20 @@ def answer_text(scene: Scene, granularity: str) -> str:
     return granular_text(*granular_bin(a))
 
 
-def frame_answer(scene: Scene) -> str:
-    """Frame-switch form: the image side on which Object A's OWN left side is. A front
-    toward the camera mirrors (its left is on the image right); a front pointing away
-    does not."""
+def frame_answer(scene: Scene, side: str) -> str:
+    """Frame-switch form: the image side on which Object A's OWN ``side`` ("left" or
+    "right") is. A front toward the camera mirrors (its left is on the image right); a
+    front pointing away does not."""
     obj = scene.object("obj0")
     if not obj.has_front:
         return CANNOT_DETERMINE
-    return FRAME["image_right" if abs(egocentric_facing(obj, scene.camera("main"))) < 90.0 else "image_left"]
+    toward = abs(egocentric_facing(obj, scene.camera("main"))) < 90.0
+    return FRAME[f"image_{side}" if not toward else f"image_{'right' if side == 'left' else 'left'}"]
 
 
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
     if item.metadata.get("form") == FRAME_FORM:
-        return item.label_of(frame_answer(scenes[item.scene_id]))
+        return item.label_of(frame_answer(scenes[item.scene_id], item.metadata["asked_side"]))
     return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
@@ -213,16 +214,16 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
 
 FRAME_CONTEXT = (
     "Object A is outlined by a labelled box. Its front is the side with its defining features "
-    "(a face, headlights, the seat opening of a chair). Object A's own left is the left-hand side "
-    "of someone standing in its place and looking the way its front points (a person's left hand, "
-    "a chair's left armrest as seen by someone sitting in it). Image left and right are the sides "
-    "of the picture as you look at it."
+    "(a face, headlights, the seat opening of a chair). Object A's own left and right are the "
+    "left-hand and right-hand sides of someone standing in its place and looking the way its front "
+    "points (a person's own hands, a chair's armrests as felt by someone sitting in it). Image left "
+    "and right are the sides of the picture as you look at it."
 )
 FRAME_STEPS = [
     "Find Object A and the features that mark its front",
     "Decide whether its front points toward the camera or away from it",
-    "Imagine standing in its place facing the same way and find its own left side",
-    "Say on which side of the image that left side is",
+    "Imagine standing in its place facing the same way and find the side the question names",
+    "Say on which side of the image that side is",
     "Explain the visual evidence behind your choice",
 ]
 
@@ -237,11 +238,13 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     scene = studio_scene(ctx, asset, FRAME_FORM)
     backdrop = realistic_backdrop(ctx, scene)
     off = float(ctx.rng.uniform(-FRAME_MAX_OFF, FRAME_MAX_OFF))
+    side = "left" if ctx.rng.random() < 0.5 else "right"  # which own side is asked about
     key = None if k is None else list(FRAME)[k]
     if key is None:
         facing = float(ctx.rng.uniform(-180.0, 180.0))
-    else:  # own left on the image right <=> the front points at the camera
-        facing = off if key == "image_right" else (180.0 + off if off < 0 else off - 180.0)
+    else:  # the asked side shows on the other image side <=> the front points at the camera
+        toward = key != f"image_{side}"
+        facing = off if toward else (180.0 + off if off < 0 else off - 180.0)
     set_facing(scene, facing)
     cam = scene.camera("main")
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
@@ -254,7 +257,7 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     check_readable(record)
     ctx.add_scene(scene)
     image = ctx.save_image(marked, FRAME_FORM)
-    truth = frame_answer(scene)
+    truth = frame_answer(scene, side)
     values: dict[str, Any] = {text: key for key, text in FRAME.items()}
     values[CANNOT_DETERMINE] = None
     options = shuffled(ctx, list(values), truth, FRAME_FORM)
@@ -263,6 +266,7 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
         "yaw": obj.pose.yaw,
         "egocentric_facing": round(egocentric_facing(obj, scene.camera("main")), 4) if obj.has_front else None,
         "frame_of_reference": "object",
+        "asked_side": side,
         "bbox": box,
         "n_distractors": len(scene.objects) - 1,
         "camera": scene.camera("main").metadata(),
@@ -271,9 +275,9 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
         "attempts": attempt + 1,
     }
     return make_item(ctx, task=TASK, granularity="coarse", scene=scene, images=[image],
-                     question="Decide on which side of the image Object A's own left side is.",
+                     question=f"Decide on which side of the image Object A's own {side} side is.",
                      context=FRAME_CONTEXT, steps=FRAME_STEPS,
-                     examples=["A ball or a round table has no front and so no own left: Cannot be determined."],
+                     examples=[f"A ball or a round table has no front and so no own {side}: Cannot be determined."],
                      options=options, answer_text=truth, values=values, metadata=meta, form=FRAME_FORM)
 
 
