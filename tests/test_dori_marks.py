@@ -124,3 +124,36 @@ def test_frame_switch_form_is_balanced_mirrors_toward_targets_and_is_off_at_easy
         assert all(it.metadata.get("form") is None for it in get_task("dori", "directional_facing").generate(easy))
     finally:
         renderer.close()
+
+
+def test_viewer_scene_frame_switch_turns_from_toward_or_away_and_is_balanced(lib: AssetLibrary,
+                                                                             tmp_path: Path) -> None:
+    from perspecta.suites.dori.viewer_scene import FRAME, FRAME_FORM, FRAME_START_OFF, FRAME_TURN
+
+    renderer = get_renderer("gl", library=lib)
+    try:
+        answers, starts = [], set()
+        for i in range(6):
+            ctx = TaskContext("dori", "viewer_scene_direction", i, 23, lib, renderer, tmp_path,
+                              config={"image_size": 256})
+            items = get_task("dori", "viewer_scene_direction").generate(ctx)
+            frame = [it for it in items if it.metadata.get("form") == FRAME_FORM]
+            assert len(frame) == 1
+            m = frame[0].metadata
+            answers.append(m["answer_text"])
+            if m["facing_before"] is None:
+                continue
+            before, after = abs(m["facing_before"]), m["facing_after"]
+            assert before <= FRAME_START_OFF + 0.5 or before >= 180.0 - FRAME_START_OFF - 0.5
+            assert FRAME_TURN[0] - 0.5 <= abs(m["turn_ccw"]) <= FRAME_TURN[1] + 0.5
+            assert 90.0 - 35.0 <= abs(after) <= 90.0 + 35.0  # ends side-on: the new heading is clear
+            toward = before < 90.0
+            starts.add(toward)
+            # own left = counter-clockwise from above; the viewer's-frame reading ("now faces the
+            # image right, so it turned right") disagrees exactly when it started facing the camera
+            assert (m["answer_text"] == FRAME["own_left"]) == (m["turn_ccw"] > 0)
+            glance = FRAME["own_right"] if after > 0 else FRAME["own_left"]
+            assert (glance == m["answer_text"]) == (not toward)
+        assert sorted(answers[:3]) == sorted(answers[3:]) and len(set(answers[:3])) == 3
+    finally:
+        renderer.close()

@@ -168,8 +168,9 @@ def test_small_generated_dataset_validates(tmp_path: Path) -> None:
     report = validate_dataset(out)
     assert report.ok, report
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
-    # 7 tasks x (coarse, granular), plus directional facing's frame-switch form at standard
-    assert len({it["subtype"] for it in items}) == 15
+    # 7 tasks x (coarse, granular), plus the frame-switch forms of directional facing and
+    # viewer-scene direction at standard
+    assert len({it["subtype"] for it in items}) == 16
     for it in items:
         q = it["question"]
         positions = [q.index(p) for p in ("TASK:", "CONTEXT:", "OPTIONS:", "FORMAT YOUR RESPONSE AS:", "EXAMPLES:")]
