@@ -38,6 +38,9 @@ def test_planted_view_violations_are_problems() -> None:
     assert readability.problems({"view": view(frame, 20.0)}) == []
     beetle = "sh3d:katorlegaz/VW-new-beetle"
     assert any("taken for its back" in p for p in readability.problems({"view": view(beetle, 10.0)}))
+    chair_head_on = {**view(frame, 20.0), "head_on_readable": marks.head_on_readable(frame)}
+    assert any("head-on" in p for p in readability.problems({"view": chair_head_on}))
+    assert marks.head_on_readable("proc:person") and not marks.head_on_readable(marks.LOW_ONLY[0])
     # several named targets (inter-object A and B): one bad one is enough
     both = {"A": view("proc:car", 30.0), "B": view(tub, 30.0)}
     assert len(readability.problems({"view": both})) == 1
@@ -110,6 +113,7 @@ def test_frame_switch_form_is_balanced_mirrors_toward_targets_and_is_off_at_easy
             m = frame[0].metadata
             answers.append(m["answer_text"])
             sides.add(m["asked_side"])
+            assert m["readability"]["view"].get("head_on_readable", True)  # never a chair seen head-on
             if m["egocentric_facing"] is not None:
                 f = abs(m["egocentric_facing"])
                 # the decisive cue is unmistakable: straight toward or straight away
@@ -141,6 +145,7 @@ def test_viewer_scene_frame_switch_turns_from_toward_or_away_and_is_balanced(lib
             assert len(frame) == 1
             m = frame[0].metadata
             answers.append(m["answer_text"])
+            assert m["readability"]["view"].get("head_on_readable", True)
             if m["facing_before"] is None:
                 continue
             before, after = abs(m["facing_before"]), m["facing_after"]

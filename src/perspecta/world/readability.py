@@ -13,7 +13,7 @@ The record (any subset of the keys)::
      "bin_margin": {"deg": float, "bin_width": float},
      "winner_margin": {"value": float, "min": float, "unit": str},
      "view": {"elevation_deg": float, "readable_elevation": [lo, hi],
-              "front_back_confusable": bool, "mark": str},
+              "front_back_confusable": bool, "mark": str, "head_on_readable": bool},
      "contract": {...}}          # the thresholds the generator used, if not the defaults
 
 ``NAME`` is whatever the question calls the object (its role or its label).
@@ -135,6 +135,8 @@ def problems(record: dict[str, Any] | None) -> list[str]:
         lo, hi = view["readable_elevation"]
         if not lo - 1e-6 <= view["elevation_deg"] <= hi + 1e-6:
             out.append(f"camera elevation {view['elevation_deg']:.1f}° outside the asset's readable range [{lo:g}, {hi:g}]°")
+        if view.get("head_on_readable") is False:
+            out.append(f"target shown head-on, where its front does not read (mark {view.get('mark', '?')})")
         if view.get("front_back_confusable"):
             out.append(f"target's front is easily taken for its back (mark {view.get('mark', '?')})")
     return out

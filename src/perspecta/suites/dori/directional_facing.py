@@ -234,7 +234,7 @@ def _frame(ctx: TaskContext) -> Item:
 
 
 def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
-    asset = pick_target(ctx, cbd=k is None)
+    asset = pick_target(ctx, cbd=k is None, head_on=True)  # no chairs: head-on, their front does not read
     scene = studio_scene(ctx, asset, FRAME_FORM)
     backdrop = realistic_backdrop(ctx, scene)
     off = float(ctx.rng.uniform(-FRAME_MAX_OFF, FRAME_MAX_OFF))
@@ -250,7 +250,7 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset, head_on=True)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin("coarse", egocentric_facing(obj, scene.camera("main")))

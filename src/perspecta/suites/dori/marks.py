@@ -92,9 +92,22 @@ def elevation_window(asset_id: str, wanted: tuple[float, float]) -> tuple[float,
     return (a, b) if b - a >= 3.0 else None
 
 
-def view_record(asset_id: str, camera: Camera, has_front: bool = True) -> dict[str, Any]:
+def head_on_readable(asset_id: str) -> bool:
+    """Whether the front is told from the back when seen straight on or straight from
+    behind. Every chair mark fails this: seen head-on, a chair's backrest hides which side
+    its seat is on (a careful look at the frame-switch sheets found antique, plastic and
+    dining chairs facing away that looked like chairs facing the camera)."""
+    return mark_name(asset_id) == "readable_from_above"
+
+
+def view_record(asset_id: str, camera: Camera, has_front: bool = True, head_on: bool = False) -> dict[str, Any]:
     """``readability["view"]`` of a target with a front: its mark, the window and the
-    camera's actual elevation (validate checks that it lies inside the window)."""
+    camera's actual elevation (validate checks that it lies inside the window); with
+    ``head_on`` (the item shows it straight toward or away from the camera), whether its
+    front reads head-on too."""
     lo, hi = readable_elevation(asset_id)
-    return {"mark": mark_name(asset_id), "elevation_deg": round(float(camera_elevation(camera)), 3),
-            "readable_elevation": [lo, hi], "front_back_confusable": asset_id in CONFUSABLE and has_front}
+    out: dict[str, Any] = {"mark": mark_name(asset_id), "elevation_deg": round(float(camera_elevation(camera)), 3),
+                           "readable_elevation": [lo, hi], "front_back_confusable": asset_id in CONFUSABLE and has_front}
+    if head_on and has_front:
+        out["head_on_readable"] = head_on_readable(asset_id)
+    return out

@@ -207,7 +207,7 @@ def _frame(ctx: TaskContext) -> Item:
 
 
 def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
-    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL,
+    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, head_on=True,  # no chairs (see marks)
                         cbd_primitives=tuple(c for c in CONTROL_CATEGORIES if c in CONTROLS))
     scene = studio_scene(ctx, asset, FRAME_FORM, n_distractors=0)
     toward = bool(ctx.rng.random() < 0.5)  # starts facing the camera (the glance misreads) or away
@@ -221,7 +221,7 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
                                 pose=Pose(before.pose.position, round(before.pose.yaw + ccw, 6)))
     scene.objects.append(after)
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
-    record: dict[str, Any] = {"objects": objects, "view": target_view(scene, asset),
+    record: dict[str, Any] = {"objects": objects, "view": target_view(scene, asset, head_on=True),
                               "winner_margin": {"value": round(amount, 3), "min": FRAME_TURN[0], "unit": "deg turn"}}
     check_readable(record)
     ctx.add_scene(scene)
