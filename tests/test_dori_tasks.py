@@ -178,8 +178,9 @@ def test_small_generated_dataset_validates(tmp_path: Path) -> None:
         assert q.count("<image>") == len(it["images"]) == (2 if it["task"] in (
             "compound_rotation", "viewer_scene_direction") else 1)
         texts = [o["text"] for o in it["options"]]
-        assert CANNOT_DETERMINE in texts and len(set(texts)) == len(texts)
         md = it["metadata"]
+        # every question offers "Cannot be determined", except the two-way frame-switch forms
+        assert (CANNOT_DETERMINE in texts) == (md.get("form") is None) and len(set(texts)) == len(texts)
         assert set(md["option_values"]) == {o["label"] for o in it["options"]}
         assert md["option_values"][it["answer"]] == md["answer_value"]
         assert md["n_options"] == len(texts) and md["category"] and md["source"] in ("proc", "sh3d")

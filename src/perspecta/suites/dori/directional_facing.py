@@ -229,7 +229,10 @@ FRAME_STEPS = [
 
 
 def _frame(ctx: TaskContext) -> Item:
-    k = balanced_class(ctx, len(FRAME), FRAME_FORM)
+    # two classes, stratified (balanced_class over one class + its "None" slot); no
+    # frontless targets here: only assets whose front reads head-on answer this form, and
+    # frontless ones (compact lamps, tables) would differ from them in outline (audit, n=60)
+    k = 0 if balanced_class(ctx, 1, FRAME_FORM) == 0 else 1
     return resample(ctx, lambda attempt: _frame_attempt(ctx, k, attempt), f"{TASK} {FRAME_FORM}")
 
 
@@ -259,7 +262,6 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     image = ctx.save_image(marked, FRAME_FORM)
     truth = frame_answer(scene, side)
     values: dict[str, Any] = {text: key for key, text in FRAME.items()}
-    values[CANNOT_DETERMINE] = None
     options = shuffled(ctx, list(values), truth, FRAME_FORM)
     meta = {
         **object_factors(scene, asset),
@@ -277,7 +279,7 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     return make_item(ctx, task=TASK, granularity="coarse", scene=scene, images=[image],
                      question=f"Decide on which side of the image Object A's own {side} side is.",
                      context=FRAME_CONTEXT, steps=FRAME_STEPS,
-                     examples=[f"A ball or a round table has no front and so no own {side}: Cannot be determined."],
+                     examples=[f"Own left and own right belong to the object, whichever side of the picture they are on."],
                      options=options, answer_text=truth, values=values, metadata=meta, form=FRAME_FORM)
 
 

@@ -202,7 +202,8 @@ FRAME_STEPS = [
 
 
 def _frame(ctx: TaskContext) -> Item:
-    k = balanced_class(ctx, len(FRAME), FRAME_FORM)
+    # two classes, stratified; no frontless targets (see directional_facing._frame)
+    k = 0 if balanced_class(ctx, 1, FRAME_FORM) == 0 else 1
     return resample(ctx, lambda attempt: _frame_attempt(ctx, k, attempt), f"{TASK} {FRAME_FORM}")
 
 
@@ -227,7 +228,6 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{FRAME_FORM}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     values: dict[str, Any] = {text: key for key, text in FRAME.items()}
-    values[CANNOT_DETERMINE] = None
     truth = frame_answer(scene)
     options = shuffled(ctx, list(values), truth, FRAME_FORM)
     cam = scene.camera("main")
@@ -247,7 +247,7 @@ def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
     return make_item(ctx, task=TASK, granularity="coarse", scene=scene, images=images,
                      question="Decide whether the object turned to its own left or to its own right between the two images.",
                      context=FRAME_CONTEXT, steps=FRAME_STEPS,
-                     examples=["A ball or a round barrel has no front, so the direction of its turn: Cannot be determined."],
+                     examples=["Own left and own right belong to the object, whichever side of the picture they are on."],
                      options=options, answer_text=truth, values=values, metadata=meta, form=FRAME_FORM)
 
 
