@@ -114,9 +114,8 @@ def pair_jitter(ctx: TaskContext) -> float:
     return float(knob(ctx, "pair_jitter"))
 
 
-# a person seen from the side or behind (|facing| beyond this in either image) must turn
-# at least PERSON_BACK_MIN_TURN degrees for a "rotated" answer
-PERSON_SIDE_DEG = 60.0
+# a person (seen from the side or behind, she shows her turn only by shoulders and feet)
+# turns at least PERSON_BACK_MIN_TURN degrees for a "rotated" answer
 PERSON_BACK_MIN_TURN = 45.0
 
 
@@ -132,7 +131,10 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float,
     asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL,
                         cbd_primitives=tuple(c for c in CONTROL_CATEGORIES if c in CONTROLS))
     scene = studio_scene(ctx, asset, granularity, n_distractors=0)
-    if k is None:
+    if asset.has_front and asset.category == "person":
+        # drawn large up front, never redrawn: rejecting small turns of people changed which
+        # assets "rotated" items show and the audit read "not rotated" from the outline
+        min_turn = max(min_turn, PERSON_BACK_MIN_TURN) if coarse else min_turn
         turn: float = float(ctx.rng.choice([0, 90, 180, 270]))
     elif coarse:
         turn = 0.0 if list(COARSE)[k] == "not_rotated" else round(float(ctx.rng.uniform(min_turn, 360.0 - min_turn)), 3)
@@ -145,12 +147,10 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float,
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
     record: dict[str, Any] = {"objects": objects, "view": target_view(scene, asset)}
     if after.has_front and after.category == "person" and turn % 360.0:
-        # a person whose back or side shows in either image reads her turn from shoulders
-        # and feet: a careful judge under-read a small one, so such turns are large
-        shows_back = max(abs(egocentric_facing(o, scene.camera("main"))) for o in (before, after)) > PERSON_SIDE_DEG
-        if shows_back:
-            record["winner_margin"] = {"value": round(min(turn % 360.0, 360.0 - turn % 360.0), 3),
-                                       "min": PERSON_BACK_MIN_TURN, "unit": "deg turn"}
+        # a person seen from the side or behind reads her turn from shoulders and feet: a
+        # careful judge under-read a small one, so every person's turn is large
+        record["winner_margin"] = {"value": round(min(turn % 360.0, 360.0 - turn % 360.0), 3),
+                                   "min": PERSON_BACK_MIN_TURN, "unit": "deg turn"}
     check_readable(record)
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
