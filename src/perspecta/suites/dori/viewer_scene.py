@@ -135,6 +135,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, min_turn: float,
         # drawn large up front, never redrawn: rejecting small turns of people changed which
         # assets "rotated" items show and the audit read "not rotated" from the outline
         min_turn = max(min_turn, PERSON_BACK_MIN_TURN) if coarse else min_turn
+    if k is None:
         turn: float = float(ctx.rng.choice([0, 90, 180, 270]))
     elif coarse:
         turn = 0.0 if list(COARSE)[k] == "not_rotated" else round(float(ctx.rng.uniform(min_turn, 360.0 - min_turn)), 3)
