@@ -168,7 +168,9 @@ def test_small_generated_dataset_validates(tmp_path: Path) -> None:
     report = validate_dataset(out)
     assert report.ok, report
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
-    assert len({it["subtype"] for it in items}) == 14
+    # 7 tasks x (coarse, granular), plus the frame-switch forms of directional facing and
+    # viewer-scene direction at standard
+    assert len({it["subtype"] for it in items}) == 16
     for it in items:
         q = it["question"]
         positions = [q.index(p) for p in ("TASK:", "CONTEXT:", "OPTIONS:", "FORMAT YOUR RESPONSE AS:", "EXAMPLES:")]
@@ -176,8 +178,9 @@ def test_small_generated_dataset_validates(tmp_path: Path) -> None:
         assert q.count("<image>") == len(it["images"]) == (2 if it["task"] in (
             "compound_rotation", "viewer_scene_direction") else 1)
         texts = [o["text"] for o in it["options"]]
-        assert CANNOT_DETERMINE in texts and len(set(texts)) == len(texts)
         md = it["metadata"]
+        # every question offers "Cannot be determined", except the two-way frame-switch forms
+        assert (CANNOT_DETERMINE in texts) == (md.get("form") is None) and len(set(texts)) == len(texts)
         assert set(md["option_values"]) == {o["label"] for o in it["options"]}
         assert md["option_values"][it["answer"]] == md["answer_value"]
         assert md["n_options"] == len(texts) and md["category"] and md["source"] in ("proc", "sh3d")

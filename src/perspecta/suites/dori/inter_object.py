@@ -40,6 +40,7 @@ from perspecta.suites.dori.common import (
 )
 from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
+from perspecta.suites.dori.marks import view_record
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     egocentric_facing,
@@ -182,6 +183,12 @@ def _oblique(scene: Scene, object_id: str) -> bool:
     return min(f, 180.0 - f) >= MIN_OBLIQUE_DEG
 
 
+def _view(scene: Scene, object_id: str) -> dict[str, Any]:
+    """Readability mark of a tagged object (:mod:`perspecta.suites.dori.marks`)."""
+    obj = scene.object(object_id)
+    return view_record(obj.asset_id, scene.camera("main"), obj.has_front)
+
+
 def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_same: int) -> Scene:
     for attempt in range(MAX_TRIES):
         cats = [PAIR_CATEGORIES[int(ctx.rng.integers(len(PAIR_CATEGORIES)))] for _ in range(2)]
@@ -210,6 +217,8 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_sa
             continue
         if not all(_oblique(scene, oid) for oid in ("obj0", "obj1")):
             continue
+        if any(readability.problems({"view": _view(scene, oid)}) for oid in ("obj0", "obj1")):
+            continue  # a tub chair from above, a rounded retro car: its front would not read
         # the projected boxes bound the visible ones: a pair too small here fails the
         # contract after rendering, so skip the render
         sides = [sorted((v.box[2] - v.box[0], v.box[3] - v.box[1])) for v in vis[:2]]
@@ -242,7 +251,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
     marks = readability.overlay_mask(result.rgb, rgb)
     objects = {name: {**readability.object_facts(result.instance, idx + 1, marks), "luminance": luminance[name]}
                for idx, name in ((0, "A"), (1, "B"))}
-    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict()}
+    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict(),
+                              "view": {name: _view(scene, oid) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
     if k is not None:
         record["bin_margin"] = _margin(scene, granularity)
     check_readable(record)
