@@ -359,6 +359,26 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
 # ----------------------------------------------------------------------------- Obj-M
 
 MOVED_MIN = 0.4  # metres: a "moved" subject is displaced at least this far (move_m is held >= 0.6)
+# Which point the camera is carried with (Obj-M forms). ``follow``: the subject's own
+# spot in B, so it keeps its pixel whether it moved or not (the image says nothing);
+# ``misleading``: the spot a mover would go to, so a mover keeps its pixel and a subject
+# that stayed slides across the picture; ``truthful``: its spot in A, so a mover slides
+# and a stayer keeps its pixel. Drawn as a matched stratum over all three, the subject's
+# slide in the picture is equally likely for "yes" and "no" (1/3 each) and says nothing;
+# in a third of the items it points the wrong way and only the landmarks decide.
+M_FORMS = ("follow", "misleading", "truthful")
+MIN_SLIDE_PX = 0.08  # a sliding subject moves at least this share of the image side
+
+
+def _anchor(form: str, p0: np.ndarray, spot: np.ndarray, p1: np.ndarray) -> np.ndarray:
+    """The ground point the camera is carried to (from ``p0``) under Obj-M form ``form``."""
+    return {"follow": p1, "misleading": spot, "truthful": p0[:2]}[form]
+
+
+def _subject_px(cam: Camera, obj: Any) -> np.ndarray:
+    """The pixel of the subject's ground-plane origin (the point the camera swings about)."""
+    uv, _ = cam.project(np.asarray(obj.pose.position, dtype=float)[None])
+    return np.asarray(uv[0], dtype=float)
 
 
 def derive_m(item: Item, scenes: dict[str, Scene]) -> str:
@@ -402,6 +422,9 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 180.0, "hard": 180.0}))
     n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
+    # 0: the camera always follows the subject (today's easy); 1: the image-cue forms
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", M_FORMS) if conflict else "follow"
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
         lay = Layout(rng, ctx.library)
@@ -434,8 +457,13 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
         _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=n_landmarks,
                  block_distances=(9.0, 26.0))
         base = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
-        cam_b = _orbit_camera(cam, p0, p1, swing, "main")
+        cam_b = _orbit_camera(cam, p0, _anchor(form, p0, spot, p1), swing, "main")
         sheep_b = moved(base.object("target"), p1, yaw=yaw + turn)
+        slide = float(np.linalg.norm(_subject_px(cam_b, sheep_b) - _subject_px(cam, base.object("target"))))
+        if form != "follow" and (slide >= 2.0) != (yes == (form == "truthful")):
+            raise AssertionError(f"obj_m form {form}: the subject slid {slide:.1f} px")
+        if slide >= 2.0 and slide < MIN_SLIDE_PX * size:
+            return None
         frame_a = with_objects(base, base.objects, f"{ctx.scene_prefix}-A")
         frame_b = with_objects(base, [sheep_b if o.id == "target" else o for o in base.objects],
                                f"{ctx.scene_prefix}-B", cameras=[cam_b])
@@ -445,12 +473,12 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
             if count_in_view(fr, c, "lm") < 8:
                 return None
         shift_len = distance(np.asarray(cam.position), np.asarray(cam_b.position))
-        lengths.append((shift_len, move_len, turn, swing))
+        lengths.append((shift_len, move_len, turn, swing, slide))
         return [frame_a, frame_b], [cam, cam_b]
 
-    lengths: list[tuple[float, float, float, float]] = []
+    lengths: list[tuple[float, float, float, float, float]] = []
     ((_, cams), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_m")
-    shift_len, move_len, turn, swing = lengths[-1]
+    shift_len, move_len, turn, swing, slide = lengths[-1]
     body = (
         f"{labelled_images(2)}\nImages A and B show the same place; the camera moved between the two shots. "
         f"Compared with its surroundings, has {subject.text} moved to a different spot between A and B? "
@@ -459,5 +487,6 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "sheep_move_m": round(move_len, 4), "subject_turn_deg": round(turn, 3),
         "camera_move_m": round(shift_len, 4), "camera_orbit_deg": round(swing, 3),
+        "form": form, "subject_slide_px": round(slide, 2),
         **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(),
         "cameras": [c.metadata() for c in cams]})
