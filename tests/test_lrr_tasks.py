@@ -14,7 +14,7 @@ from perspecta.dataset.schema import check_item
 from perspecta.suites import registry
 from perspecta.suites.lrr.common import question_for_mode
 from perspecta.suites.lrr.depth_camera import derive_ca_m, derive_ca_r, derive_dep
-from perspecta.suites.lrr.objects import HEADINGS, derive_hd, derive_m, derive_md
+from perspecta.suites.lrr.objects import HEADINGS, M_FORMS, derive_hd, derive_m, derive_md
 from perspecta.suites.lrr.position import derive_multi, derive_pos, region_of
 from perspecta.suites.lrr.world import ground_point, raised_camera
 from perspecta.world import readability
@@ -237,6 +237,18 @@ def test_generated_units_are_balanced_and_rederive(task_name: str, gen_env) -> N
                 same = [o.id for o in scenes[it.scene_id].objects if o.id.startswith("same")]
                 assert len(same) == ctx.knobs["n_same_category"] > 0
                 assert all(region_of(scenes[it.scene_id], o) != it.metadata["asked_region"] for o in same)
+            if task_name == "obj_m":  # the form says who keeps its pixel; the posts are there to decide
+                form, slide = it.metadata["form"], it.metadata["subject_slide_px"]
+                assert form in M_FORMS
+                if form == "follow":
+                    assert slide < 2.0
+                else:
+                    assert (slide >= 0.08 * 512) == ((it.answer == "yes") == (form == "truthful"))
+                a = scenes[it.metadata["scene_ids"][0]]
+                p0 = np.asarray(a.object("target").pose.position)[:2]
+                near = [o for o in a.objects if o.id.startswith("lm")
+                        and np.linalg.norm(np.asarray(o.pose.position)[:2] - p0) < 2.0]
+                assert len(near) >= 2, "landmark posts stand beside the subject's spot"
             if task_name == "obj_hd" and it.answer == "no":  # near-miss: the neighbouring bin
                 gap = HEADINGS[it.metadata["asked_heading"]] - HEADINGS[it.metadata["true_heading"]]
                 assert gap % 360.0 in (90.0, 270.0)
