@@ -13,9 +13,11 @@ and the kind of each negative are strata drawn per pair of units
 (:func:`~perspecta.suites.lrr.common.stratum`), so no single frame, subject or facing
 predicts the answer; Obj-MD moves the subject in any ground direction, with the heading
 offset from the motion by 0 (yes), 90 or 180 degrees, or with the frames shuffled.
-Obj-M carries the camera along with the subject and swings it about the subject, so
-the subject keeps its pixel and size in both shots whether it moved or not, and it may
-turn on the spot in either case: only its place among the landmarks tells.
+Obj-M swings the camera about the subject and carries it to a point set by the unit's
+form (:data:`M_FORMS`): with the subject (it keeps its pixel whether it moved or not), to
+where a mover would go (a stayer slides, a mover keeps its pixel: the glance cue lies) or
+nowhere (a mover slides); the subject may turn on the spot in either case, and only its
+place among the landmarks tells.
 Readability: the subject's visible pixels and box are measured on every render and a
 layout that breaks the contract is drawn again.
 """
