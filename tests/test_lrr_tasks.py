@@ -284,3 +284,41 @@ def test_png_level_comes_from_the_suite_spec(gen_env) -> None:  # type: ignore[n
     pos = raw.index(b"IDAT") + 4
     flevel = raw[pos + 1] >> 6  # zlib header FLEVEL: 0 fastest, 1 fast, 2 default (6), 3 best
     assert flevel == (1 if png_compress_level("lrr") < 6 else 2), zlib.ZLIB_VERSION
+
+
+def _units(task_name: str, indices: range, gen_env, root_seed: int = 5):  # type: ignore[no-untyped-def]
+    """The base items and scenes of units ``indices`` of one task (standard preset)."""
+    from perspecta.suites.context import TaskContext
+
+    lib, renderer, out = gen_env
+    td = registry.get_task("lrr", task_name)
+    for index in indices:
+        ctx = TaskContext(suite="lrr", task=task_name, index=index, root_seed=root_seed, library=lib,
+                          renderer=renderer, out_dir=Path(out))
+        items = td.generate(ctx)
+        yield next(it for it in items if it.variant == "base"), {s.scene_id: s for s in ctx.scenes}
+
+
+def test_ca_m_counter_form_misleads_the_far_scene_only(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Counter form: in every sideways step the far blocks slide the wrong way and the
+    nearest street thing the honest way (the cue that decides), and a negative states
+    exactly the far-scene reading, so the glance answer is wrong either way."""
+    from perspecta.suites.lrr.depth_camera import CA_M_FORMS, counter_step_ok
+
+    forms = []
+    for it, scenes in _units("ca_m", range(4), gen_env):
+        form, moves = it.metadata["form"], it.metadata["true_moves"]
+        forms.append(form)
+        assert form in CA_M_FORMS
+        if form != "counter":
+            continue
+        cams = scenes[it.scene_id].cameras
+        sideways = [k for k, m in enumerate(moves) if m in ("left", "right")]
+        assert sideways
+        for k in sideways:
+            assert counter_step_ok(cams[k], cams[k + 1], scenes[it.scene_id], moves[k])
+            assert (it.metadata["turns_deg"][k] < 0) == (moves[k] == "right")  # panned against the move
+        if it.answer == "no":
+            flipped = [{"left": "right", "right": "left"}.get(m, m) for m in moves]
+            assert it.metadata["stated_moves"] == flipped
+    assert sorted(forms) == ["counter", "counter", "plain", "plain"]  # two pairs: one of each form

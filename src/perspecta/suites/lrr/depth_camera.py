@@ -215,6 +215,43 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
 
 MOVES = ("forward", "backward", "left", "right")
 _MOVE_ARGS = {"forward": (1, 0), "backward": (-1, 0), "left": (0, -1), "right": (0, 1)}
+_FLIP = {"left": "right", "right": "left"}
+# Ca-M forms, a matched stratum: ``counter``: every sideways move comes with a pan the
+# other way (COUNTER_TURN_DEG), so the far buildings slide as if the camera had moved the
+# opposite way and only near things against far ones (parallax) tell the move; a
+# negative then states exactly those sideways moves flipped, so the far-scene reading
+# says "yes" to it and "no" to the truth. ``plain``: today's small jitter, where the
+# whole picture slides the honest way. Half the items mislead a glance, half do not.
+CA_M_FORMS = ("counter", "plain")
+COUNTER_TURN_DEG = (6.0, 10.0)
+MIN_PARALLAX_PX = 12.0  # in a counter step the nearest thing and the far blocks slide apart by this, each way
+
+
+def _slides(before: Camera, after: Camera, scene: Scene, prefix: str) -> list[tuple[float, float]]:
+    """(depth in ``before``, horizontal pixel shift) of each ``prefix`` object whose centre
+    is in both images: how far it slid across the picture between the two shots."""
+    out = []
+    for o in scene.objects:
+        if not o.id.startswith(prefix):
+            continue
+        uv0, z0 = before.project(o.center()[None])
+        uv1, z1 = after.project(o.center()[None])
+        if min(z0[0], z1[0]) > 0.5 and all(0 <= uv[0, 0] < c.width and 0 <= uv[0, 1] < c.height
+                                           for uv, c in ((uv0, before), (uv1, after))):
+            out.append((float(z0[0]), float(uv1[0, 0] - uv0[0, 0])))
+    return out
+
+
+def counter_step_ok(before: Camera, after: Camera, scene: Scene, move: str) -> bool:
+    """Whether a sideways step of the counter form reads as intended: the far blocks all
+    slide the way a move opposite to ``move`` would make them (the misleading glance
+    cue), and the nearest street object slides the honest way, both by MIN_PARALLAX_PX."""
+    honest = -1.0 if move == "right" else 1.0  # a camera moving right sees things slide left
+    far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
+    if not far or not near:
+        return False
+    nearest = min(near)[1]
+    return all(-honest * dx >= MIN_PARALLAX_PX for _, dx in far) and honest * nearest >= MIN_PARALLAX_PX
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,11 +280,20 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     jitter = float(ctx.knob("turn_jitter_deg", {"easy": 0.0, "standard": 3.0, "hard": 5.0}))
     if not 0.0 <= jitter <= 8.0:
         raise ValueError(f"turn_jitter_deg must lie in [0, 8] (parallax must still tell the move), got {jitter}")
+    # 0: no counter-turn form (today's easy); 1: the forms of CA_M_FORMS, half each
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", CA_M_FORMS) if conflict else "plain"
     # camera compensation: with each move the camera also turns a little either way, so
     # the whole picture slides; only parallax (near things shift more than far ones)
     # tells a sideways move from the turn
     turns = [float(t) * jitter for t in rng.uniform(0.5, 1.0, size=3) * rng.choice((-1.0, 1.0), size=3)] \
         if jitter > 0 else [0.0] * 3
+    if form == "counter":
+        if not any(m in _FLIP for m in moves):  # the form needs a sideways move to mislead
+            moves[int(rng.integers(3))] = ("left", "right")[int(rng.integers(2))]
+        for k, m in enumerate(moves):
+            if m in _FLIP:  # pan against the move: right move, left turn (negative)
+                turns[k] = (-1.0 if m == "right" else 1.0) * float(rng.uniform(*COUNTER_TURN_DEG))
 
     def attempt() -> Scene | None:
         cam0 = raised_camera(rng, size, height=(2.0, 4.0), pitch=(12.0, 22.0))
@@ -261,22 +307,30 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
         ahead = max(float((np.asarray(c.position) - p0) @ fwd) for c in cams) + 3.5
         half = horizontal_fov(cam0) / 2
         lay = Layout(rng, ctx.library)
+        if form == "counter":  # street things close enough that parallax beats the pan
+            lay.entities(cam0, 3, bearings=(-half + 6, half - 6), distances=(ahead, ahead + 1.0))
         lay.entities(cam0, int(rng.integers(6, 10)), bearings=(-half - 5, half + 5), distances=(ahead, ahead + 8.0))
         lay.blocks(cam0, int(rng.integers(5, 8)), bearings=(-half - 10, half + 10), distances=(ahead + 6, ahead + 18.0))
         scene = lay.scene(ctx.scene_prefix, ctx.seed, _renamed(cams))
         if any(count_in_view(scene, c) < 4 for c in scene.cameras):
             return None
+        if form == "counter" and not all(counter_step_ok(a, b, scene, m) for a, b, m
+                                         in zip(scene.cameras, scene.cameras[1:], moves) if m in _FLIP):
+            return None
         return scene
 
-    scene = retry(attempt, 30, "lrr ca_m")
+    scene = retry(attempt, 60 if form == "counter" else 30, "lrr ca_m")
     stated = list(moves)
-    if not yes:
+    if not yes and form == "counter":  # the far-scene reading: every sideways move flipped
+        stated = [_FLIP.get(m, m) for m in moves]
+    elif not yes:
         n_wrong = stratum(ctx, "n_wrong", (1, 2), per_answer=True)
         for k in sorted(rng.choice(3, size=n_wrong, replace=False).tolist()):
             stated[k] = [m for m in MOVES if m != moves[k]][int(rng.integers(3))]
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)
-    turn_text = "; it may also turn slightly while moving" if jitter > 0 else "; it never turns"
+    turn_text = ("; it may also turn up to about 10 degrees either way while moving" if conflict
+                 else "; it may also turn slightly while moving" if jitter > 0 else "; it never turns")
     body = (
         f"{labelled_images(4)}\nThe scene stays still. Between shots the camera moves forward, backward, left or "
         f"right, each relative to the way it was pointing in the earlier shot{turn_text}. "
@@ -285,6 +339,7 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
         "Say yes only if all three moves are right."
     )
     meta = {"true_moves": moves, **StatedMovesFacts(stated_moves=stated).to_metadata(), "step_m": round(step, 4),
+            "form": form,
             "turns_deg": [round(t, 4) for t in turns],
             "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
