@@ -322,3 +322,40 @@ def test_ca_m_counter_form_misleads_the_far_scene_only(gen_env) -> None:  # type
             flipped = [{"left": "right", "right": "left"}.get(m, m) for m in moves]
             assert it.metadata["stated_moves"] == flipped
     assert sorted(forms) == ["counter", "counter", "plain", "plain"]  # two pairs: one of each form
+
+
+def test_ca_r_confound_form_slides_near_things_against_one_turn(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Confound form: at the confounded shown step the far blocks show the turn and the
+    nearest street thing slides the other way; in a "no" that step is the one whose turn
+    really reverses (so the near things look consistent), in a "yes" any step."""
+    from perspecta.suites.lrr.depth_camera import CA_R_FORMS, _reversed_step, confound_step_ok
+    from perspecta.world.oracle import camera_turn
+
+    forms = []
+    for it, scenes in _units("ca_r", range(4), gen_env):
+        form, k = it.metadata["form"], it.metadata["confounded_step"]
+        forms.append(form)
+        assert form in CA_R_FORMS
+        if form != "confound":
+            assert k is None
+            continue
+        scene = scenes[it.scene_id]
+        cams = scene.cameras
+        assert confound_step_ok(cams[k], cams[k + 1], scene)
+        turns = [camera_turn(a, b) for a, b in zip(cams, cams[1:])]
+        if it.answer == "no":
+            assert k == _reversed_step(it.metadata["shown_order"])
+            assert sum((t > 0) == (turns[k] > 0) for t in turns) == 1
+        else:
+            assert all((t > 0) == (turns[0] > 0) for t in turns)
+    assert sorted(forms) == ["confound", "confound", "plain", "plain"]
+
+
+def test_reversed_step_names_the_odd_turn() -> None:
+    from perspecta.suites.lrr.depth_camera import _ONE_STEP_SWAPS, _reversed_step
+
+    for i, j in _ONE_STEP_SWAPS:
+        order = [0, 1, 2, 3]
+        order[i], order[j] = order[j], order[i]
+        k = _reversed_step(order)
+        assert abs(order[k + 1] - order[k]) == 1  # a single step's turn is the one reversed

@@ -146,6 +146,42 @@ def _renamed(cams: list[Camera]) -> list[Camera]:
 
 # ----------------------------------------------------------------------------- Ca-R
 
+# Ca-R forms, a matched stratum. ``confound``: at one shown step the camera also slides
+# CONFOUND_SHIFT_M sideways against that step's turn, so the near street things slide
+# the "wrong" way there while the far buildings still show the turn: in a "yes" the near
+# things seem to reverse once, in a "no" the step that really reverses is the one whose
+# near things seem to keep going, so reading the near things gives the wrong answer
+# either way. ``plain``: today's small random drift, where near and far agree.
+CA_R_FORMS = ("confound", "plain")
+CONFOUND_SHIFT_M = 2.0
+# swaps of a monotone A-D turn whose one reversed step is a single step's turn (the
+# other two swaps reverse by three steps, too far for a sideways slide to mask)
+_ONE_STEP_SWAPS = ((0, 1), (0, 3), (1, 2), (2, 3))
+
+
+def _reversed_step(order: list[int]) -> int:
+    """The shown step whose turn runs against the other two (a swapped monotone order)."""
+    signs = [b > a for a, b in pairwise(order)]
+    return next(k for k, v in enumerate(signs) if signs.count(v) == 1)
+
+
+def confound_step_ok(before: Camera, after: Camera, scene: Scene) -> bool:
+    """Whether a confounded Ca-R step reads as intended: every visible far block slides
+    the way the turn makes it (the decisive cue) and the nearest street thing the other
+    way (the misleading one), both by MIN_PARALLAX_PX."""
+    honest = -1.0 if camera_turn(before, after) > 0 else 1.0  # a right turn slides the picture left
+    far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
+    if not far or not near:
+        return False
+    nearest = min(near)[1]
+    return all(honest * dx >= MIN_PARALLAX_PX for _, dx in far) and -honest * nearest >= MIN_PARALLAX_PX
+
+
+def _shifted(cam: Camera, v: np.ndarray) -> Camera:
+    """``cam`` carried by the world vector ``v`` (same heading and pitch)."""
+    return dataclasses.replace(cam, position=tuple(float(x) for x in np.asarray(cam.position) + v),
+                               look_at=tuple(float(x) for x in np.asarray(cam.look_at) + v))
+
 
 def derive_ca_r(item: Item, scenes: dict[str, Scene]) -> str:
     cams = _frames(scenes[item.scene_id], 4)
@@ -167,46 +203,76 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
         raise ValueError(f"turn_step_deg must be at least {2 * MIN_TURN:g} (swaps must stay readable), got {step_deg}")
     if not 0.0 <= drift <= 1.0:
         raise ValueError(f"drift_m must lie in [0, 1] (a turn must stay the main change), got {drift}")
+    # 0: plain only (today's easy); 1: the forms of CA_R_FORMS, half each
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", CA_R_FORMS) if conflict else "plain"
     step = step_deg * float(rng.uniform(0.85, 1.15))
     sign = 1.0 if rng.random() < 0.5 else -1.0
     # combined motion: the camera also shifts a little (any ground direction) at each
     # shot, so near things slide by parallax while the far buildings show the true turn
     shifts = [(float(np.cos(a)) * drift, float(np.sin(a)) * drift)
               for a in rng.uniform(0.0, 2.0 * np.pi, size=3)] if drift > 0 else [(0.0, 0.0)] * 3
+    order = [0, 1, 2, 3]
+    swapped = None
+    confounded = None  # the shown step (0-2) whose camera also slides against its turn
+    if form == "confound":  # the shown order is needed to place the slide
+        if yes:
+            confounded = int(rng.integers(3))
+        else:
+            i, j = _ONE_STEP_SWAPS[int(rng.integers(len(_ONE_STEP_SWAPS)))]
+            order[i], order[j] = order[j], order[i]
+            swapped = [FRAME_LABELS[i], FRAME_LABELS[j]]
+            confounded = _reversed_step(order)
 
     def attempt() -> Scene | None:
-        cam0 = raised_camera(rng, size, height=(3.0, 6.0), pitch=(10.0, 20.0))
+        low = form == "confound"  # a lower camera sees the near ground the slide needs
+        cam0 = raised_camera(rng, size, height=(2.0, 3.0) if low else (3.0, 6.0), pitch=(10.0, 20.0))
         cams = [cam0]
         for f, r in shifts:
             cams.append(move_camera(cams[-1], forward=f, right=r, turn=sign * step))
         half = horizontal_fov(cam0) / 2
         lo, hi = (-half - 5, 3 * step + half + 5) if sign > 0 else (-3 * step - half - 5, half + 5)
         lay = Layout(rng, ctx.library)
+        if confounded is not None:
+            shown = [cams[k] for k in order]
+            a = shown[confounded]
+            against = -1.0 if camera_turn(a, shown[confounded + 1]) > 0 else 1.0
+            v = np.asarray(move_camera(a, right=against * CONFOUND_SHIFT_M).position) - np.asarray(a.position)
+            shown = shown[:confounded + 1] + [_shifted(c, v) for c in shown[confounded + 1:]]
+            lay.entities(a, 3, bearings=(-half + 6, half - 6), distances=(4.0, 5.5))
         lay.entities(cam0, int(rng.integers(7, 11)), bearings=(lo, hi), distances=(6.0, 22.0))
-        lay.blocks(cam0, int(rng.integers(6, 10)), bearings=(lo, hi), distances=(18.0, 38.0))
-        scene = lay.scene(ctx.scene_prefix, ctx.seed, cams)
-        if any(count_in_view(scene, c) < 3 for c in cams):
+        lay.blocks(cam0, int(rng.integers(6, 10)), bearings=(lo, hi), distances=(28.0, 45.0) if low else (18.0, 38.0))
+        if confounded is not None:
+            scene = lay.scene(ctx.scene_prefix, ctx.seed, _renamed(shown))
+            if not confound_step_ok(scene.cameras[confounded], scene.cameras[confounded + 1], scene):
+                return None
+        else:
+            scene = lay.scene(ctx.scene_prefix, ctx.seed, cams)
+        if any(count_in_view(scene, c) < 3 for c in scene.cameras):
             return None
         return scene
 
-    scene = retry(attempt, 30, "lrr ca_r")
-    order = [0, 1, 2, 3]
-    swapped = None
-    if not yes:
+    scene = retry(attempt, 60 if form == "confound" else 30, "lrr ca_r")
+    if form == "confound":
+        pass  # already in the shown order
+    elif not yes:
         i, j = sorted(rng.choice(4, size=2, replace=False).tolist())
         order[i], order[j] = order[j], order[i]
         swapped = [FRAME_LABELS[i], FRAME_LABELS[j]]
-    scene.cameras = _renamed([scene.cameras[k] for k in order])
+    if form != "confound":
+        scene.cameras = _renamed([scene.cameras[k] for k in order])
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)
-    drift_text = " and may also shift a little" if drift > 0 else " without moving from its spot"
+    drift_text = (f" and may also shift sideways by up to about {CONFOUND_SHIFT_M:g} m" if conflict
+                  else " and may also shift a little" if drift > 0 else " without moving from its spot")
     body = (
         f"{labelled_images(4)}\nBetween the shots the camera turns left or right{drift_text}; the "
         "scene does not change. Taken in the order A, B, C, D, does the camera keep turning in the same direction "
         "from each image to the next?"
     )
     meta = {"step_deg": round(step, 4), "drift_m": round(drift, 4), "turn_sign": "right" if sign > 0 else "left", "shown_order": order,
-            "swapped": swapped, "cameras": [c.metadata() for c in scene.cameras]}
+            "swapped": swapped, "form": form, "confounded_step": confounded,
+            "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
 
