@@ -359,3 +359,26 @@ def test_reversed_step_names_the_odd_turn() -> None:
         order[i], order[j] = order[j], order[i]
         k = _reversed_step(order)
         assert abs(order[k + 1] - order[k]) == 1  # a single step's turn is the one reversed
+
+
+def test_obj_md_carried_form_reverses_the_subject_slide(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Carried form: in every step the subject slides against the way a fixed camera
+    would see it go while the nearest post slides clearly (the ground shows the camera
+    moved); the fixed form keeps one camera. Two pairs hold one pair of each form."""
+    from perspecta.suites.lrr.objects import MD_FORMS, carried_step_misleads
+
+    forms = []
+    for it, scenes in _units("obj_md", range(4), gen_env):
+        form = it.metadata["form"]
+        forms.append(form)
+        assert form in MD_FORMS
+        frames = [scenes[s] for s in it.metadata["scene_ids"]]
+        cams = [f.camera("main") for f in frames]
+        if form == "fixed":
+            assert all(c == cams[0] for c in cams)
+            continue
+        # the uncarried camera: the one shot with the subject at its middle spot (offset 0)
+        ref = next(c for c, src in zip(cams, it.metadata["shown_order"]) if src == 1)
+        for (ca, cb), (a, b) in zip(zip(cams, cams[1:]), zip(frames, frames[1:])):
+            assert carried_step_misleads(ref, (ca, cb), a, b)
+    assert sorted(forms) == ["carried", "carried", "fixed", "fixed"]
