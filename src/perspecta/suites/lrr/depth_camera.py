@@ -144,6 +144,24 @@ def _renamed(cams: list[Camera]) -> list[Camera]:
     return [dataclasses.replace(c, name=FRAME_LABELS[k]) for k, c in enumerate(cams)]
 
 
+MIN_PARALLAX = 0.024  # share of the image side (12 px of 512): how far each cue slides in a conflict step
+
+
+def _slides(before: Camera, after: Camera, scene: Scene, prefix: str) -> list[tuple[float, float]]:
+    """(depth in ``before``, horizontal pixel shift) of each ``prefix`` object whose centre
+    is in both images: how far it slid across the picture between the two shots."""
+    out = []
+    for o in scene.objects:
+        if not o.id.startswith(prefix):
+            continue
+        uv0, z0 = before.project(o.center()[None])
+        uv1, z1 = after.project(o.center()[None])
+        if min(z0[0], z1[0]) > 0.5 and all(0 <= uv[0, 0] < c.width and 0 <= uv[0, 1] < c.height
+                                           for uv, c in ((uv0, before), (uv1, after))):
+            out.append((float(z0[0]), float(uv1[0, 0] - uv0[0, 0])))
+    return out
+
+
 # ----------------------------------------------------------------------------- Ca-R
 
 # Ca-R forms, a matched stratum. ``confound``: at one shown step the camera also slides
@@ -168,13 +186,13 @@ def _reversed_step(order: list[int]) -> int:
 def confound_step_ok(before: Camera, after: Camera, scene: Scene) -> bool:
     """Whether a confounded Ca-R step reads as intended: every visible far block slides
     the way the turn makes it (the decisive cue) and the nearest street thing the other
-    way (the misleading one), both by MIN_PARALLAX_PX."""
+    way (the misleading one), both by MIN_PARALLAX."""
     honest = -1.0 if camera_turn(before, after) > 0 else 1.0  # a right turn slides the picture left
     far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
     if not far or not near:
         return False
-    nearest = min(near)[1]
-    return all(honest * dx >= MIN_PARALLAX_PX for _, dx in far) and -honest * nearest >= MIN_PARALLAX_PX
+    nearest, least = min(near)[1], MIN_PARALLAX * before.width
+    return all(honest * dx >= least for _, dx in far) and -honest * nearest >= least
 
 
 def _shifted(cam: Camera, v: np.ndarray) -> Camera:
@@ -290,34 +308,18 @@ _FLIP = {"left": "right", "right": "left"}
 # whole picture slides the honest way. Half the items mislead a glance, half do not.
 CA_M_FORMS = ("counter", "plain")
 COUNTER_TURN_DEG = (6.0, 10.0)
-MIN_PARALLAX_PX = 12.0  # in a counter step the nearest thing and the far blocks slide apart by this, each way
-
-
-def _slides(before: Camera, after: Camera, scene: Scene, prefix: str) -> list[tuple[float, float]]:
-    """(depth in ``before``, horizontal pixel shift) of each ``prefix`` object whose centre
-    is in both images: how far it slid across the picture between the two shots."""
-    out = []
-    for o in scene.objects:
-        if not o.id.startswith(prefix):
-            continue
-        uv0, z0 = before.project(o.center()[None])
-        uv1, z1 = after.project(o.center()[None])
-        if min(z0[0], z1[0]) > 0.5 and all(0 <= uv[0, 0] < c.width and 0 <= uv[0, 1] < c.height
-                                           for uv, c in ((uv0, before), (uv1, after))):
-            out.append((float(z0[0]), float(uv1[0, 0] - uv0[0, 0])))
-    return out
 
 
 def counter_step_ok(before: Camera, after: Camera, scene: Scene, move: str) -> bool:
     """Whether a sideways step of the counter form reads as intended: the far blocks all
     slide the way a move opposite to ``move`` would make them (the misleading glance
-    cue), and the nearest street object slides the honest way, both by MIN_PARALLAX_PX."""
+    cue), and the nearest street object slides the honest way, both by MIN_PARALLAX."""
     honest = -1.0 if move == "right" else 1.0  # a camera moving right sees things slide left
     far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
     if not far or not near:
         return False
-    nearest = min(near)[1]
-    return all(-honest * dx >= MIN_PARALLAX_PX for _, dx in far) and honest * nearest >= MIN_PARALLAX_PX
+    nearest, least = min(near)[1], MIN_PARALLAX * before.width
+    return all(-honest * dx >= least for _, dx in far) and honest * nearest >= least
 
 
 @dataclasses.dataclass(frozen=True)
