@@ -144,7 +144,11 @@ def _renamed(cams: list[Camera]) -> list[Camera]:
     return [dataclasses.replace(c, name=FRAME_LABELS[k]) for k, c in enumerate(cams)]
 
 
-MIN_PARALLAX = 0.024  # share of the image side (12 px of 512): how far each cue slides in a conflict step
+# In a conflict step, how far each cue slides, as a share of the image side: the
+# misleading one at least MIN_PARALLAX (12 px of 512), the deciding one at least
+# DECISIVE_PARALLAX (20 px), so a careful look reads it without doubt.
+MIN_PARALLAX = 0.024
+DECISIVE_PARALLAX = 0.04
 
 
 def _slides(before: Camera, after: Camera, scene: Scene, prefix: str) -> list[tuple[float, float]]:
@@ -186,13 +190,13 @@ def _reversed_step(order: list[int]) -> int:
 def confound_step_ok(before: Camera, after: Camera, scene: Scene) -> bool:
     """Whether a confounded Ca-R step reads as intended: every visible far block slides
     the way the turn makes it (the decisive cue) and the nearest street thing the other
-    way (the misleading one), both by MIN_PARALLAX."""
+    way (the misleading one, MIN_PARALLAX)."""
     honest = -1.0 if camera_turn(before, after) > 0 else 1.0  # a right turn slides the picture left
     far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
     if not far or not near:
         return False
-    nearest, least = min(near)[1], MIN_PARALLAX * before.width
-    return all(honest * dx >= least for _, dx in far) and -honest * nearest >= least
+    nearest, side = min(near)[1], before.width
+    return all(honest * dx >= DECISIVE_PARALLAX * side for _, dx in far) and -honest * nearest >= MIN_PARALLAX * side
 
 
 def _shifted(cam: Camera, v: np.ndarray) -> Camera:
@@ -270,7 +274,7 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
             return None
         return scene
 
-    scene = retry(attempt, 60 if form == "confound" else 30, "lrr ca_r")
+    scene = retry(attempt, 200 if form == "confound" else 30, "lrr ca_r")
     if form == "confound":
         pass  # already in the shown order
     elif not yes:
@@ -313,13 +317,13 @@ COUNTER_TURN_DEG = (6.0, 10.0)
 def counter_step_ok(before: Camera, after: Camera, scene: Scene, move: str) -> bool:
     """Whether a sideways step of the counter form reads as intended: the far blocks all
     slide the way a move opposite to ``move`` would make them (the misleading glance
-    cue), and the nearest street object slides the honest way, both by MIN_PARALLAX."""
+    cue, MIN_PARALLAX), and the nearest street object slides the honest way (DECISIVE_PARALLAX)."""
     honest = -1.0 if move == "right" else 1.0  # a camera moving right sees things slide left
     far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
     if not far or not near:
         return False
-    nearest, least = min(near)[1], MIN_PARALLAX * before.width
-    return all(-honest * dx >= least for _, dx in far) and honest * nearest >= least
+    nearest, side = min(near)[1], before.width
+    return all(-honest * dx >= MIN_PARALLAX * side for _, dx in far) and honest * nearest >= DECISIVE_PARALLAX * side
 
 
 @dataclasses.dataclass(frozen=True)
@@ -387,7 +391,7 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
             return None
         return scene
 
-    scene = retry(attempt, 60 if form == "counter" else 30, "lrr ca_m")
+    scene = retry(attempt, 200 if form == "counter" else 30, "lrr ca_m")
     stated = list(moves)
     if not yes and form == "counter":  # the far-scene reading: every sideways move flipped
         stated = [_FLIP.get(m, m) for m in moves]
