@@ -61,3 +61,50 @@ def test_camera_projection_follows_edits_to_the_camera() -> None:
     assert np.array_equal(z2, fresh(cam)[:, 2]) and not np.array_equal(uv, uv2)
     assert "_matrices_cache" not in Camera.from_dict(cam.metadata()).__dict__
     assert Camera.from_dict(cam.metadata()) == cam
+
+
+def _numpy_sat(a, b, gap: float) -> bool:
+    """The separating-axis test on numpy 2-vectors, as Rect.overlaps computed it before its
+    plain-float pass (the reference whose rounding past layouts depend on)."""
+    import numpy as np
+
+    d = np.array([b.cx - a.cx, b.cy - a.cy])
+    return not any(abs(float(d @ u)) > a.radius_along(u) + b.radius_along(u) + gap for u in (*a.axes(), *b.axes()))
+
+
+def test_rect_fast_paths_answer_like_the_numpy_tests() -> None:
+    """overlaps (plain floats, numpy only near the threshold), inside_box and footprint give
+    the answers of the numpy SAT, of corners() and of Rect.of(make_object(...)) on random
+    rects, touching pairs (margins at the threshold) included."""
+    import math
+
+    import numpy as np
+
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.world.samplers.common import Instance, Rect, footprint, make_object
+
+    rng = np.random.default_rng(4)
+    near = 0
+    for _ in range(40000):
+        a = Rect(*rng.uniform(-3, 3, 2), *rng.uniform(0.05, 1.5, 2), float(rng.choice([0.0, 90.0, rng.uniform(0, 360)])))
+        if rng.random() < 0.3:  # b exactly touching a along a's x axis (the slack path)
+            c, s = math.cos(math.radians(a.yaw)), math.sin(math.radians(a.yaw))
+            hx = float(rng.uniform(0.05, 1.5))
+            dist = a.hx + hx
+            b = Rect(a.cx + dist * c, a.cy + dist * s, hx, float(rng.uniform(0.05, 1.5)), a.yaw)
+            near += 1
+        else:
+            b = Rect(*rng.uniform(-3, 3, 2), *rng.uniform(0.05, 1.5, 2), float(rng.uniform(0, 360)))
+        gap = float(rng.choice([0.0, 0.05, 0.2]))
+        assert a.overlaps(b, gap) == _numpy_sat(a, b, gap)
+        box = tuple(float(v) for v in (-2.5, 2.5, -2.0, 2.0))
+        corners = a.corners()
+        inside = bool(corners[:, 0].min() >= box[0] - 1e-9 and corners[:, 0].max() <= box[1] + 1e-9
+                      and corners[:, 1].min() >= box[2] - 1e-9 and corners[:, 1].max() <= box[3] + 1e-9)
+        assert a.inside_box(*box) == inside
+    assert near > 10000
+    info = AssetLibrary.default().all()[0]
+    for _ in range(2000):
+        inst = Instance(info, {}, 1.0, rng.uniform(0.1, 2.0, 3))
+        x, y, yaw = rng.uniform(-5, 5), rng.uniform(-5, 5), rng.uniform(-720, 720)
+        assert footprint(inst, x, y, yaw) == Rect.of(make_object("o", inst, x, y, yaw))
