@@ -102,6 +102,8 @@ def test_rect_fast_paths_answer_like_the_numpy_tests() -> None:
         inside = bool(corners[:, 0].min() >= box[0] - 1e-9 and corners[:, 0].max() <= box[1] + 1e-9
                       and corners[:, 1].min() >= box[2] - 1e-9 and corners[:, 1].max() <= box[3] + 1e-9)
         assert a.inside_box(*box) == inside
+        xs, ys = a._corner_floats()
+        assert xs == tuple(corners[:, 0].tolist()) and ys == tuple(corners[:, 1].tolist())
     assert near > 10000
     info = AssetLibrary.default().all()[0]
     for _ in range(2000):

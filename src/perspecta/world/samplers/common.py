@@ -299,21 +299,26 @@ class Rect:
         return True
 
     def inside_box(self, xmin: float, xmax: float, ymin: float, ymax: float, margin: float = 0.0) -> bool:
-        # the corners as :meth:`corners` computes them (the same float operations in the
-        # same order, on plain floats instead of 2-vectors: samplers call this per try)
-        c, s = self._cos_sin()
-        ax0, ax1, ay0, ay1 = c, s, -s, c  # the entries of axes()
-        xs, ys = [], []
-        for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
-            a, b = sx * self.hx, sy * self.hy
-            xs.append(self.cx + a * ax0 + b * ay0)
-            ys.append(self.cy + a * ax1 + b * ay1)
+        # The corners as :meth:`corners` computes them, c + sx*hx*ax + sy*hy*ay with the
+        # same float operations in the same order, on plain floats (samplers call this per
+        # try): a sign flip is exact, so (sx*hx)*c = sx*(hx*c) and the four corners share
+        # four products.
+        xs, ys = self._corner_floats()
         return (
             min(xs) >= xmin + margin - 1e-9
             and max(xs) <= xmax - margin + 1e-9
             and min(ys) >= ymin + margin - 1e-9
             and max(ys) <= ymax - margin + 1e-9
         )
+
+    def _corner_floats(self) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
+        """x and y of the corners in :meth:`corners` order, bit for bit its values."""
+        c, s = self._cos_sin()
+        cx, cy = self.cx, self.cy
+        p, q = self.hx * c, self.hy * s  # x: cx + sx*p - sy*q
+        r, t = self.hx * s, self.hy * c  # y: cy + sx*r + sy*t
+        x1, x2, y1, y2 = cx + p, cx - p, cy + r, cy - r
+        return (x1 - q, x2 - q, x2 + q, x1 + q), (y1 + t, y2 + t, y2 - t, y1 - t)
 
     def distance_to_point(self, p: np.ndarray) -> float:
         ax, ay = self.axes()
