@@ -110,3 +110,38 @@ def test_rect_fast_paths_answer_like_the_numpy_tests() -> None:
         inst = Instance(info, {}, 1.0, rng.uniform(0.1, 2.0, 3))
         x, y, yaw = rng.uniform(-5, 5), rng.uniform(-5, 5), rng.uniform(-720, 720)
         assert footprint(inst, x, y, yaw) == Rect.of(make_object("o", inst, x, y, yaw))
+
+
+def test_wrap180_scalars_and_cached_rotations_match_the_array_arithmetic() -> None:
+    """wrap180's plain-float path gives the array path's floats; rotation_matrix's cache
+    returns the computed matrix bit for bit, a fresh copy each time, and keeps -0.0
+    apart from 0.0."""
+    import math
+
+    import numpy as np
+
+    from perspecta.world.orientation import wrap180
+    from perspecta.world.rotation import rotation_matrix
+
+    rng = np.random.default_rng(1)
+    values = list(rng.uniform(-2000, 2000, 20000)) + [0.0, -0.0, 180.0, -180.0, 540.0, -540.0, 1e-300, -1e-300, 360.0]
+    for v in values:
+        fast = wrap180(float(v))
+        slow = float(wrap180(np.array([v]))[0])
+        assert math.copysign(1, fast) == math.copysign(1, slow) and (fast == slow), v
+    assert math.isnan(wrap180(float("nan")))
+    for _ in range(2000):
+        y, p, r = (float(x) for x in rng.uniform(-400, 400, 3))
+        first, again = rotation_matrix(y, p, r), rotation_matrix(y, p, r)
+        assert first.tobytes() == again.tobytes() and first is not again
+        first[0, 0] = 99.0  # a caller's edit stays its own
+        assert rotation_matrix(y, p, r)[0, 0] != 99.0
+    def fresh(y: float, p: float, r: float) -> np.ndarray:
+        cy, sy, cp, sp = math.cos(math.radians(y)), math.sin(math.radians(y)), math.cos(math.radians(p)), math.sin(math.radians(p))
+        cr, sr = math.cos(math.radians(r)), math.sin(math.radians(r))
+        return (np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]]) @ np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+                @ np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]]))
+
+    for angles in [(0.0, -0.0, 0.0), (-0.0, 0.0, -0.0), (-0.0, -0.0, -0.0), (90.0, -0.0, 180.0), *rng.uniform(-400, 400, (200, 3))]:
+        y, p, r = (float(a) for a in angles)
+        assert rotation_matrix(y, p, r).tobytes() == fresh(y, p, r).tobytes()

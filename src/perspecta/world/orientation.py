@@ -51,6 +51,11 @@ def wrap180(a: float | np.ndarray) -> float | np.ndarray:
 
     Works element-wise on arrays; a Python/NumPy scalar in gives a float out.
     """
+    if isinstance(a, (float, int)) and math.isfinite(a):
+        # scalars (most calls): the same IEEE operations as below (fmod is exact) on a
+        # plain float, without numpy's 0-d array round trip
+        s = math.fmod(float(a) + 180.0, 360.0)
+        return (s + 360.0 if s <= 0.0 else s) - 180.0
     arr = np.asarray(a, dtype=float)
     r = np.fmod(arr + 180.0, 360.0)
     r = np.where(r <= 0.0, r + 360.0, r) - 180.0
