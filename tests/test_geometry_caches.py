@@ -145,3 +145,28 @@ def test_wrap180_scalars_and_cached_rotations_match_the_array_arithmetic() -> No
     for angles in [(0.0, -0.0, 0.0), (-0.0, 0.0, -0.0), (-0.0, -0.0, -0.0), (90.0, -0.0, 180.0), *rng.uniform(-400, 400, (200, 3))]:
         y, p, r = (float(a) for a in angles)
         assert rotation_matrix(y, p, r).tobytes() == fresh(y, p, r).tobytes()
+
+
+def test_bbox_distance_cache_returns_the_solved_distance() -> None:
+    """The kept box distance is the solver's own float for those exact poses and sizes, and
+    a moved box is solved again."""
+    import numpy as np
+
+    from perspecta.world.orientation import _bbox_distance, bbox_distance
+    from perspecta.world.scene import Pose, SceneObject
+
+    rng = np.random.default_rng(2)
+
+    def obj(i: int) -> SceneObject:
+        return SceneObject(f"o{i}", "proc:box", "box", Pose(tuple(float(v) for v in rng.uniform(-3, 3, 3)),
+                           yaw=float(rng.uniform(0, 360))), size=tuple(float(v) for v in rng.uniform(0.2, 1.5, 3)))
+
+    objs = [obj(i) for i in range(12)]
+    for a in objs:
+        for b in objs:
+            first = bbox_distance(a, b)
+            assert first == _bbox_distance(a, b) == bbox_distance(a, b)
+    a, b = objs[0], objs[1]
+    moved = SceneObject(b.id, b.asset_id, b.category, Pose((b.pose.position[0] + 5.0, *b.pose.position[1:]), yaw=b.pose.yaw),
+                        size=b.size)
+    assert bbox_distance(a, moved) == _bbox_distance(a, moved) != bbox_distance(a, b)
