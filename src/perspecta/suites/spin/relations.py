@@ -13,6 +13,7 @@ toward/away from the viewer by a clearly visible shift.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ from perspecta.suites.spin.common import (
     render_frame,
     resampled,
     save_results,
+    share_draw,
     text_options_block,
 )
 from perspecta.world import oracle
@@ -324,7 +326,14 @@ MOVE_PHRASES = (
     "Between the first and the second image the {x} was shifted while the camera stayed still. Which way did it move, as seen by the viewer?",
     "Compare the two frames taken by a fixed camera. How was the {x} moved from the viewer's point of view?",
 )
+# Phrasing when the camera may follow the moved object (form "camera_follow"); used for every
+# unit of a preset that has that form, so the wording does not tell the forms apart.
+FOLLOW_PHRASES = (
+    "The two images show the same table before and after one object was moved; the camera may also have moved between them. Relative to the table, in which direction (as the first image's viewer sees it) did the {x} move?",
+    "Between the first and the second image the {x} was shifted on the table, and the camera may have moved too. Judged against the table and the other objects, which way did the {x} move, from the first view's point of view?",
+)
 MIN_SHIFT_PX = 20.0 / 256  # share of the image width a sideways move must cover
+FOLLOW_CAMERA = "follow"
 
 
 @dataclass(frozen=True)
@@ -340,15 +349,29 @@ def derive_translation(item: Item, scenes: dict[str, Scene]) -> str:
     f0, f1 = frames_of(item)
     facts = TranslationFacts.from_item(item)
     start, end = scene.object(facts.object_id), scene.object(facts.moved_id)
-    if f0["camera"] != f1["camera"]:
-        raise ValueError(f"item {item.id}: translation frames must share one camera")
+    if f0["camera"] != f1["camera"]:  # camera_follow form: the second camera moved with the object
+        c0, c1 = scene.camera(f0["camera"]), scene.camera(f1["camera"])
+        shift = np.asarray(end.position, dtype=float) - np.asarray(start.position, dtype=float)
+        for a, b in ((c0.position, c1.position), (c0.look_at, c1.look_at)):
+            if not np.allclose(np.asarray(b, dtype=float) - np.asarray(a, dtype=float), shift, atol=1e-3):
+                raise ValueError(f"item {item.id}: the second camera is not the first one moved with the object")
     d = oracle.motion_direction(start, end, scene.camera(f0["camera"]), min_distance=0.05, dominance=2.0)
     if d not in MOVE_TEXT:
         raise ValueError(f"item {item.id}: motion {d!r} is not a clear left/right/toward/away shift")
     return item.label_of(MOVE_TEXT[d])
 
 
-def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, ratio: float) -> SceneObject | None:
+def follow_camera(cam: Camera, obj: SceneObject, moved: SceneObject) -> Camera:
+    """``cam`` translated by the object's move: the object keeps its place in the image and
+    the table and everything else slide the other way (the camera_follow cue conflict)."""
+    d = np.asarray(moved.position, dtype=float) - np.asarray(obj.position, dtype=float)
+    return dataclasses.replace(cam, name=FOLLOW_CAMERA,
+                               position=tuple(round(float(v), 5) for v in np.asarray(cam.position) + d),  # type: ignore[arg-type]
+                               look_at=tuple(round(float(v), 5) for v in np.asarray(cam.look_at) + d))  # type: ignore[arg-type]
+
+
+def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, ratio: float,
+              follow: bool = False) -> SceneObject | None:
     cam = scene.camera("main")
     rh, fh = oracle.ground_axes(cam)
     axis = {"right": rh, "left": -rh, "away": fh, "toward": -fh}[direction]
@@ -359,6 +382,8 @@ def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, 
         return None
     after = [o for o in placed_objects(scene) if o.id != obj.id] + [moved]
     vis = visibility(after, cam, margin=2.0)
+    if follow:  # everything must stay in the moved camera's frame too
+        vis += visibility(after, follow_camera(cam, obj, moved), margin=2.0)
     if not all(v.inside and v.visible_fraction >= 0.6 for v in vis):
         return None
     uv, _ = cam.project(np.stack([obj.center(), moved.center()]))
@@ -377,10 +402,16 @@ def generate_translation(ctx: TaskContext) -> list[Item]:
     direction = st.draw("direction", MOVES[kind])
     # shift as a multiple of the object's footprint; small shifts among look-alikes are harder
     ratio = float(ctx.knob("shift_span_ratio", {"easy": 1.8, "standard": 0.7, "hard": 0.5}))
-    return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio))
+    # cue conflict: on this share of units the camera moved with the object, so the object
+    # stays put in the image while the table and the other objects slide the other way
+    follow_share = float(ctx.knob("camera_follow_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    form = share_draw(st, "form", follow_share, "camera_follow", "fixed_camera")
+    return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio, form, follow_share > 0))
 
 
-def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, ratio: float) -> list[Item]:
+def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, ratio: float,
+                       form: str = "fixed_camera", may_follow: bool = False) -> list[Item]:
+    follow = form == "camera_follow"
     for _ in range(80):
         scene = tabletop(ctx)
         cands = unique_objects(scene)
@@ -389,7 +420,7 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         for obj in cands:
             if not named_size_ok(scene, [obj]):
                 continue
-            moved = _try_move(ctx, scene, obj, direction, ratio)
+            moved = _try_move(ctx, scene, obj, direction, ratio, follow)
             if moved is not None:
                 break
         if moved is not None:
@@ -400,13 +431,19 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
     scene.objects.append(moved)
     ids0 = [o.id for o in scene.objects if o.id != moved.id]
     ids1 = [moved.id if i == obj.id else i for i in ids0]
-    frames = [frame("main", ids0), frame("main", ids1)]
+    cam1 = "main"
+    if follow:
+        scene.cameras.append(follow_camera(scene.camera("main"), obj, moved))
+        cam1 = FOLLOW_CAMERA
+    frames = [frame("main", ids0), frame(cam1, ids1)]
     noun = display_name(obj.category)
     results, readability = render_checked(ctx, scene, frames, {noun: (obj.id, [0, 1])})
     ctx.add_scene(scene)
     images = save_results(ctx, results, ["frame0", "frame1"])
     options = placed_text_options(ctx, st.branch("answer"), [MOVE_TEXT[d] for d in MOVES[kind]], MOVE_TEXT[direction])
-    q = pick(ctx, MOVE_PHRASES).format(x=noun)
+    q = pick(ctx, FOLLOW_PHRASES if may_follow else MOVE_PHRASES).format(x=noun)
+    uv, _ = scene.camera("main").project(np.stack([obj.center()]))
+    uv1, _ = scene.camera(cam1).project(np.stack([moved.center()]))
     question = f"<image><image>\n{q}\n{text_options_block(options)}\n{end_prompt(2)}"
     meta = {
         "family": "dynamic_translation",
@@ -416,6 +453,9 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         "category": obj.category,
         "direction": direction,
         "shift_m": round(float(np.linalg.norm(moved.position - obj.position)), 4),
+        "form": form,
+        # the named object's image shift (px, x then y): ~0 under camera_follow, the salient cue misleads
+        "image_shift_px": [round(float(uv1[0, 0] - uv[0, 0]), 2), round(float(uv1[0, 1] - uv[0, 1]), 2)],
         "readability": readability,
         **FramesFacts(frames=frames).to_metadata(),
         "camera": scene.camera("main").metadata(),

@@ -439,7 +439,7 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
     angle = asked.draw("angle", ANGLES)
     direction = asked.draw("direction", (CW, CCW))
     slot = st.draw("letter", (0, 1, 2, 3))
-    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 20.0, "hard": 15.0}))
+    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 15.0, "hard": 12.0}))
     if domain == "tabletop":  # a cluttered table's target is a fraction of the studio size: coarser near misses
         gap = max(gap, TABLETOP_MIN_GAP)
         ctx.knobs["distractor_gap_deg"] = gap  # record the gap the item really has (curves fit against it)
