@@ -265,6 +265,10 @@ def _swapped_candidate(ctx: TaskContext, scene: Scene, ids: list[str], ans_cam: 
       description="Which candidate shows the tabletop from the back/left/right; occlusion none/partial/full from masks")
 def generate_selection(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
+    # near miss: one distractor is the asked view itself with two objects swapped (drawn
+    # first, so the view, occlusion level and letter are balanced within each form)
+    swap_share = float(ctx.knob("swapped_pair_share", {"easy": 0.0, "standard": 0.6, "hard": 1.0}))
+    form = share_draw(st, "form", swap_share, "swapped_pair", "three_views")
     asked = st.draw("view", VIEWS)
     want = st.draw("occlusion", LEVELS)
     slot = st.draw("letter", (0, 1, 2))
@@ -272,9 +276,6 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     jitter = float(ctx.knob("view_jitter_deg", {"easy": 0.0, "standard": 15.0, "hard": 15.0}))
     el_change = float(ctx.knob("view_elevation_change_deg", {"easy": 0.0, "standard": 20.0, "hard": 25.0}))
     share = route_share(ctx)
-    # near miss: one distractor is the asked view itself with two objects swapped
-    swap_share = float(ctx.knob("swapped_pair_share", {"easy": 0.0, "standard": 0.6, "hard": 1.0}))
-    form = share_draw(st.branch("form"), "form", swap_share, "swapped_pair", "three_views")
     if not 0.0 <= jitter <= 15.0:
         raise ValueError(f"view_jitter_deg must be in [0, 15] (views are told apart within 20 degrees), got {jitter}")
     for _attempt in range(MAX_LEVEL_TRIES * (3 if form == "swapped_pair" else 1)):

@@ -226,9 +226,26 @@ def near_miss_pairs(pairs: list[tuple[SceneObject, SceneObject]], kind: str, cam
 
 
 GROUNDING_TRIES = 12
+SIZE_CUE_RATIO = 1.3  # one object's projected box area over the other's for the size cue to count
 
 
-def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+def size_cue(kind: str, a: SceneObject, b: SceneObject, camera: Camera, scale: float = 1.0) -> str:
+    """Whether image size points at the true depth order of a pair: "agrees" when the
+    nearer object's projected box is the bigger (by SIZE_CUE_RATIO), "conflict" when the
+    farther one's is (the salient cue misleads; the ground-contact row and the table decide),
+    "neutral" otherwise or for left/right."""
+    rel = relation(kind, a, b, camera, scale)
+    if kind == "left_right" or rel is None:
+        return "neutral"
+    boxes = {v.object_id: v.box for v in visibility([a, b], camera)}
+    area = {k: max(1e-6, (bx[2] - bx[0]) * (bx[3] - bx[1])) for k, bx in boxes.items()}
+    near, far = (a, b) if rel in ("front", "closer") else (b, a)
+    r = area[near.id] / area[far.id]
+    return "agrees" if r >= SIZE_CUE_RATIO else "conflict" if r <= 1.0 / SIZE_CUE_RATIO else "neutral"
+
+
+def _grounding_scene(ctx: TaskContext, kind: str, scale: float,
+                     cue: str | None = None) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
     # share of units asked about a near-miss pair; such a unit redraws its table until one
     # exists (the last few tries accept any clear pair rather than fail)
     share = float(ctx.knob("near_miss_share", {"easy": 0.0, "standard": 0.8, "hard": 1.0}))
@@ -240,6 +257,8 @@ def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, 
         pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam, scale) is not None]
         if want_tight and attempt < GROUNDING_TRIES - 3:
             pairs = near_miss_pairs(pairs, kind, cam, scale)
+        if cue is not None and attempt < GROUNDING_TRIES - 1:  # the size cue the unit's form asks for
+            pairs = [(a, b) for a, b in pairs if size_cue(kind, a, b, cam, scale) == cue]
         if not pairs:
             continue
         a, b = pairs[int(ctx.rng.integers(len(pairs)))]
@@ -257,15 +276,29 @@ def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, 
       description="Left/right, front/behind, near/far of two named tabletop objects, with symmetric and syntactic variants")
 def generate_grounding(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
-    kind = st.draw("relation", RELATIONS)
-    base_pole = st.draw("pole", POLES[kind])
+    kind, form, base_pole = grounding_plan(ctx, st)
     # margin a relation must clear (1 = 12 px at 256 sideways, a quarter of the footprints in depth)
     scale = float(ctx.knob("relation_margin_scale", {"easy": 2.0, "standard": 0.8, "hard": 0.6}))
-    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale))
+    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale, form))
 
 
-def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float) -> list[Item]:
-    scene, x, y, vis = _grounding_scene(ctx, kind, scale)
+def grounding_plan(ctx: TaskContext, st: Strata) -> tuple[str, str, str]:
+    """A grounding unit's relation, size-cue form and asked pole, balanced in that nesting:
+    within each depth relation the forms split by ``size_conflict_share`` (knob: on that
+    share the farther object is the bigger one in the image, so size misleads; on the rest
+    the nearer one is) and the poles split evenly within each form."""
+    kind = st.draw("relation", RELATIONS)
+    conflict = float(ctx.knob("size_conflict_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    form = "unconstrained"
+    if kind != "left_right" and conflict > 0:
+        form = "size_" + share_draw(st, "form", conflict, "conflict", "agrees")
+    return kind, form, st.draw("pole", POLES[kind])
+
+
+def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float,
+                     form: str = "unconstrained") -> list[Item]:
+    cue = form.removeprefix("size_") if form.startswith("size_") else None
+    scene, x, y, vis = _grounding_scene(ctx, kind, scale, cue)
     spec = frame("main", [o.id for o in scene.objects])
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
     results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
@@ -283,6 +316,7 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, sc
                                   "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind]},
             "relation": {"frame_of_reference": "viewer"}}),
         "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
+        "cue_form": form, "size_cue": size_cue(kind, x, y, cam, scale),  # requested form, measured cue
         "n_objects": len(placed_objects(scene)),
         "categories": [o.category for o in placed_objects(scene)],
         "readability": readability,
@@ -398,14 +432,15 @@ def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, 
       description="Two frames: did a named tabletop object move left/right or toward/away from the viewer")
 def generate_translation(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
+    # cue conflict: on this share of units the camera moved with the object, so the object
+    # stays put in the image while the table and the other objects slide the other way
+    # (drawn first, so the move's kind and direction are balanced within each form)
+    follow_share = float(ctx.knob("camera_follow_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    form = share_draw(st, "form", follow_share, "camera_follow", "fixed_camera")
     kind = st.draw("kind", tuple(MOVES))
     direction = st.draw("direction", MOVES[kind])
     # shift as a multiple of the object's footprint; small shifts among look-alikes are harder
     ratio = float(ctx.knob("shift_span_ratio", {"easy": 1.8, "standard": 0.7, "hard": 0.5}))
-    # cue conflict: on this share of units the camera moved with the object, so the object
-    # stays put in the image while the table and the other objects slide the other way
-    follow_share = float(ctx.knob("camera_follow_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
-    form = share_draw(st, "form", follow_share, "camera_follow", "fixed_camera")
     return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio, form, follow_share > 0))
 
 
