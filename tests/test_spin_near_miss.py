@@ -121,3 +121,24 @@ def test_a_size_conflict_unit_measures_the_conflict(env, tmp_path: Path) -> None
     md = items[0].metadata
     assert md["cue_form"] == "size_conflict" and md["size_cue"] == "conflict"
     assert gc.knobs["size_conflict_share"] == 0.5  # recorded (lands in metadata["knobs"])
+
+
+def test_canonical_near_miss_is_a_visibly_different_three_quarter_view(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from perspecta.suites.spin import rotation
+    from perspecta.world import oracle
+
+    c, items, scenes = _generate(env, tmp_path, "canonical_view", 2, {"near_miss_view_share": 1.0})
+    (it,) = items
+    md = it.metadata
+    kinds, bearings = md["candidate_views"], md["candidate_bearings"]
+    near = next(i for i, k in enumerate(kinds) if k.startswith(rotation.NEAR))
+    shown = kinds[near][len(rotation.NEAR):]
+    ans = kinds.index(shown)
+    gap = abs(float(oracle.wrap180(bearings[near] - bearings[ans])))
+    assert gap >= c.knobs["near_miss_view_deg"] - rotation.NEAR_MISS_ANSWER_JITTER - 0.5
+    scene = scenes[it.scene_id]
+    m = [common.render_frame(c, scene, md["frames"][1 + k], masks_only=True).instance > 0 for k in (ans, near)]
+    iou = float(np.logical_and(*m).sum() / np.logical_or(*m).sum())
+    assert iou < 0.85, iou  # the silhouettes differ by a visible amount
