@@ -278,7 +278,7 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     share = route_share(ctx)
     if not 0.0 <= jitter <= 15.0:
         raise ValueError(f"view_jitter_deg must be in [0, 15] (views are told apart within 20 degrees), got {jitter}")
-    for _attempt in range(MAX_LEVEL_TRIES * (3 if form == "swapped_pair" else 1)):
+    for _attempt in range(MAX_LEVEL_TRIES * (8 if form == "swapped_pair" else 1)):
         # steer toward the requested level (and a swappable pair); keep the measured level
         scene = tabletop(ctx)
         order = [VIEWS[i] for i in placed_order(ctx, 3, VIEWS.index(asked), slot)]
