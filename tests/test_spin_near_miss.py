@@ -142,3 +142,21 @@ def test_canonical_near_miss_is_a_visibly_different_three_quarter_view(env, tmp_
     m = [common.render_frame(c, scene, md["frames"][1 + k], masks_only=True).instance > 0 for k in (ans, near)]
     iou = float(np.logical_and(*m).sum() / np.logical_or(*m).sum())
     assert iou < 0.85, iou  # the silhouettes differ by a visible amount
+
+
+def test_two_step_walk_has_the_one_step_answer_as_its_distractor(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, items, scenes = _generate(env, tmp_path, "relation_transformation", 3, {"two_step_route_share": 1.0})
+    assert len(items) == 4  # with/without premise x base/symmetric stay intact
+    for it in items:
+        md = it.metadata
+        assert md["form"] == "two_step"
+        steps = md["route_quarter_turns"]
+        scene = scenes[it.scene_id]
+        x, y = scene.object(md["x_id"]), scene.object(md["y_id"])
+        leg = perspective.view_camera(scene, perspective.LEG_VIEW[steps[0]], "leg")
+        p = perspective.pole(md["asked_relation"], x, y, leg)  # re-derived: where the first leg stops
+        one_step = md["names"][(x if p == md["asked"] else y).id]
+        answer_text = next(o.text for o in it.options if o.label == it.answer)
+        assert one_step == md["one_step_answer"] != answer_text
+    # the symmetric variant flips the answer and the one-step distractor together
+    assert len({it.metadata["one_step_answer"] for it in items}) == 2

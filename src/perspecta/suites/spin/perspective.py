@@ -99,6 +99,23 @@ def view_words(ctx: TaskContext, view: str, share: float) -> tuple[str, list[int
     return route_words(steps), list(steps)
 
 
+# where the first leg of a walk (quarter turns, + toward the viewer's right) stops
+LEG_VIEW = {1: "right", -1: "left", 2: "back", -2: "back", 3: "left", -3: "right"}
+
+
+def one_step_routes(view: str, kind: str, x: SceneObject, y: SceneObject, scene: Scene) -> list[tuple[int, int]]:
+    """The walks to ``view`` whose first leg alone gives the opposite answer: stopping after
+    one step reads x's ``kind`` pole (outside the margin) the other way round than the end
+    view does, so the one-step answer is the distractor option (for both asked poles)."""
+    end = pole(kind, x, y, view_camera(scene, view, "end"))
+    out = []
+    for steps in ROUTES[view]:
+        first = pole(kind, x, y, view_camera(scene, LEG_VIEW[steps[0]], "leg"))
+        if end is not None and first is not None and first != end:
+            out.append(steps)
+    return out
+
+
 def route_share(ctx: TaskContext) -> float:
     return float(ctx.knob("two_step_route_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
 LEVELS = ("none", "partial", "full")
@@ -450,10 +467,21 @@ def generate_transform(ctx: TaskContext) -> list[Item]:
 
 
 def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base_pole: str) -> list[Item]:
-    scene, x, y, vis = _transform_pair(ctx, premise, view)
-    words, route = view_words(ctx, view, route_share(ctx))
-    spec = frame("main", [o.id for o in scene.objects])
     asked_kind = premise if view == "back" else OTHER[premise]
+    two_step = ctx.rng.random() < route_share(ctx)
+    for _ in range(12):
+        scene, x, y, vis = _transform_pair(ctx, premise, view)
+        routes = one_step_routes(view, asked_kind, x, y, scene) if two_step else []
+        if routes or not two_step:
+            break
+    else:
+        raise Unreadable(f"{ctx.scene_prefix}: no pair whose one-step walk to the {view} view reads the other way")
+    if two_step:  # the walk's first leg alone would give the distractor (multi-step form)
+        steps = routes[int(ctx.rng.integers(len(routes)))]
+        words, route = route_words(steps), list(steps)
+    else:
+        words, route = VIEW_WORDS[view], None
+    spec = frame("main", [o.id for o in scene.objects])
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
     results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
     ctx.add_scene(scene)
@@ -478,6 +506,9 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
                                  names=names).to_metadata(between={"asked": {"view": view, "route_quarter_turns": route}}),
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
+                "form": "two_step" if route else "one_view", "route_quarter_turns": route,
+                # what stopping after the walk's first leg would answer (always the distractor)
+                "one_step_answer": None if route is None else names[(y if p == asked else x).id],
                 "readability": readability, "pair_id": ctx.item_id("base"), **FramesFacts(frames=[spec]).to_metadata(),
             }
             if with_premise:  # the stated premise fixes the answer: text-solvable by the paper's design
