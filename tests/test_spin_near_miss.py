@@ -160,3 +160,42 @@ def test_two_step_walk_has_the_one_step_answer_as_its_distractor(env, tmp_path: 
         assert one_step == md["one_step_answer"] != answer_text
     # the symmetric variant flips the answer and the one-step distractor together
     assert len({it.metadata["one_step_answer"] for it in items}) == 2
+
+
+def test_frame_switch_asks_the_anchors_own_side_and_the_viewer_answer_is_the_distractor(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from perspecta.world import orientation
+
+    for index in (0, 1):
+        _, items, scenes = _generate(env, tmp_path, "relation_grounding", index,
+                                     {"frame_switch_share": 1.0, "size_conflict_share": 0.0})
+        if items[0].metadata["relation"] != "left_right":
+            continue
+        assert len(items) == 4
+        for it in items:
+            md = it.metadata
+            assert md["cue_form"] == "frame_switch" and md["anchor_id"]
+            scene = scenes[it.scene_id]
+            anchor, cam = scene.object(md["anchor_id"]), scene.camera("main")
+            assert abs(orientation.egocentric_facing(anchor, cam)) <= relations.FRAME_FACING_DEG
+            x = scene.object(md["x_id"])
+            own = orientation.side_in_frame(anchor, x.center(), margin=relations.FRAME_SIDE_MARGIN)
+            seen = relations.relation("left_right", x, anchor, cam)
+            assert own is not None and seen is not None and own != seen  # the glance (viewer) reading is wrong
+            answer_text = next(o.text for o in it.options if o.label == it.answer)
+            assert md["viewer_frame_answer"] != answer_text
+            assert md["viewer_frame_answer"] in [o.text for o in it.options]
+        return
+    pytest.skip("no left_right unit among the first indices")
+
+
+def test_frame_switch_share_splits_left_right_units_and_keeps_poles_balanced() -> None:
+    from collections import Counter as C
+    cells: C = C()
+    for i in range(120):
+        c = ctx_at(i, task="relation_grounding")
+        c.config = {}
+        kind, form, pole = relations.grounding_plan(c, common.Strata(c))
+        if kind == "left_right":
+            cells[(form, pole)] += 1
+    assert cells[("frame_switch", "left")] == cells[("frame_switch", "right")] > 0, cells
+    assert cells[("unconstrained", "left")] == cells[("unconstrained", "right")] > 0, cells

@@ -44,7 +44,7 @@ from perspecta.suites.spin.common import (
     share_draw,
     text_options_block,
 )
-from perspecta.world import oracle
+from perspecta.world import oracle, orientation
 from perspecta.world.samplers import (
     SamplingError,
     resolve_category,
@@ -127,6 +127,7 @@ class GroundingPairFacts(Facts):
     x_id: str
     y_id: str
     asked: str | None
+    anchor_id: str | None = None  # frame_switch form: left/right in this object's own frame
 
 
 def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
@@ -134,7 +135,10 @@ def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
     g, q = GroundingFacts.from_item(item), GroundingPairFacts.from_item(item)
     f = frames_of(item)[0]
     x, y = scene.object(q.x_id), scene.object(q.y_id)
-    rel = relation(g.relation, x, y, scene.camera(f["camera"]), g.margin_scale)
+    if q.anchor_id is not None:  # frame_switch: x's side in the anchor's own frame
+        rel = orientation.side_in_frame(scene.object(q.anchor_id), x.center(), margin=FRAME_SIDE_MARGIN)
+    else:
+        rel = relation(g.relation, x, y, scene.camera(f["camera"]), g.margin_scale)
     if rel is None:
         raise ValueError(f"item {item.id}: {g.relation} of {x.id} vs {y.id} is within the margin")
     if q.form == "is":
@@ -289,14 +293,117 @@ def grounding_plan(ctx: TaskContext, st: Strata) -> tuple[str, str, str]:
     the nearer one is) and the poles split evenly within each form."""
     kind = st.draw("relation", RELATIONS)
     conflict = float(ctx.knob("size_conflict_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    # left/right asked in a fronted object's own frame while it faces the camera, so the
+    # viewer-frame (glance) answer is the distractor
+    switch = float(ctx.knob("frame_switch_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
     form = "unconstrained"
     if kind != "left_right" and conflict > 0:
         form = "size_" + share_draw(st, "form", conflict, "conflict", "agrees")
+    if kind == "left_right" and switch > 0:
+        form = share_draw(st, "form", switch, "frame_switch", "unconstrained")
     return kind, form, st.draw("pole", POLES[kind])
+
+
+FRAME_FACING_DEG = 30.0  # frame_switch: the anchor faces the camera within this (ground plane)
+FRAME_SIDE_MARGIN = 30.0  # ... and each named object is at least this far off its straight-ahead/behind line
+FRAME_Q = ("From the {a}'s own point of view (its own left and right, as it faces), which object is on its {p}?",
+           "Take the {a}'s perspective, facing the way it faces: which of the two objects is on its {p}-hand side?")
+FRAME_IS = ("From the {a}'s own point of view (its own left and right, as it faces), is the {x} on its left or on its right?",
+            "Take the {a}'s perspective, facing the way it faces: is the {x} on its left-hand or its right-hand side?")
+
+
+def _frame_scene(ctx: TaskContext, scale: float) -> tuple[Scene, SceneObject, SceneObject, SceneObject, dict[str, float]]:
+    """A table whose fronted obj0 (the anchor) faces the camera, with one named object on
+    each of its own sides, each seen on the opposite side of it by the viewer."""
+    for _ in range(4 * GROUNDING_TRIES):
+        scene = tabletop(ctx, with_front=True)
+        cam = scene.camera("main")
+        anchor = scene.objects[0]
+        uniq = unique_objects(scene)
+        if anchor not in uniq:
+            continue
+        face = oracle.camera_azimuth(cam) + float(ctx.rng.uniform(-20.0, 20.0))
+        turned = moved_copy(anchor, anchor.id, yaw=face)
+        if not on_support(scene, turned, skip=[anchor.id], gap=0.01):
+            continue
+        anchor.pose = turned.pose
+        if abs(orientation.egocentric_facing(anchor, cam)) > FRAME_FACING_DEG:
+            continue
+        sides: dict[str, list[SceneObject]] = {"left": [], "right": []}
+        for o in uniq:
+            if o.id == anchor.id:
+                continue
+            own = orientation.side_in_frame(anchor, o.center(), margin=FRAME_SIDE_MARGIN)
+            seen = relation("left_right", o, anchor, cam, scale)
+            if own is not None and seen is not None and own != seen:
+                sides[own].append(o)
+        if not sides["left"] or not sides["right"]:
+            continue
+        x = sides["left"][int(ctx.rng.integers(len(sides["left"])))]
+        y = sides["right"][int(ctx.rng.integers(len(sides["right"])))]
+        if not named_size_ok(scene, [anchor, x, y]):
+            continue
+        vis = masked_visible(ctx, scene, "main", [anchor.id, x.id, y.id])
+        if min(vis.values()) >= MIN_VISIBLE:
+            if ctx.rng.random() < 0.5:
+                x, y = y, x
+            return scene, anchor, x, y, vis
+    raise Unreadable(f"{ctx.scene_prefix}: no table with a fronted object facing the camera between two named objects")
+
+
+def _frame_items(ctx: TaskContext, st: Strata, base_pole: str, scale: float) -> list[Item]:
+    """The frame_switch form's four variants (which/is, symmetric), as the paper's."""
+    scene, anchor, x, y, vis = _frame_scene(ctx, scale)
+    spec = frame("main", [o.id for o in scene.objects])
+    names = {o.id: display_name(o.category) for o in (anchor, x, y)}
+    results, readability = render_checked(ctx, scene, [spec], {names[o.id]: (o.id, [0]) for o in (anchor, x, y)})
+    ctx.add_scene(scene)
+    image = save_results(ctx, results, ["view"])[0]
+    cam = scene.camera("main")
+    own = {o.id: orientation.side_in_frame(anchor, o.center(), margin=FRAME_SIDE_MARGIN) for o in (x, y)}
+    seen = {o.id: relation("left_right", o, anchor, cam, scale) for o in (x, y)}
+    meta_common: dict[str, Any] = {
+        **GroundingFacts(margin_scale=scale, relation="left_right", names=names).to_metadata(between={
+            "margin_scale": {"family": "object_relation_grounding",
+                             "paper_subtype": "infinigen_spatial_relation_grounding_left_right"},
+            "relation": {"frame_of_reference": "object"}}),
+        "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
+        "cue_form": "frame_switch", "size_cue": None,
+        "anchor_facing_deg": round(orientation.egocentric_facing(anchor, cam), 2),
+        "n_objects": len(placed_objects(scene)),
+        "categories": [o.category for o in placed_objects(scene)],
+        "readability": readability,
+        **FramesFacts(frames=[spec]).to_metadata(),
+        "camera": cam.metadata(),
+    }
+    items = []
+    for variant in ("base", "symmetric", "syntactic", "symmetric+syntactic"):
+        sym, syn = "symmetric" in variant, "syntactic" in variant
+        if syn:
+            xx, yy = (y, x) if sym else (x, y)
+            q = pick(ctx, FRAME_IS).format(a=names[anchor.id], x=names[xx.id])
+            want, glance = own[xx.id], seen[xx.id]
+            options = placed_text_options(ctx, st.branch(variant), ["left", "right"], want)  # type: ignore[arg-type]
+            pair = GroundingPairFacts(form="is", x_id=xx.id, y_id=yy.id, asked=None, anchor_id=anchor.id)
+        else:
+            asked = _flip("left_right", base_pole) if sym else base_pole
+            q = pick(ctx, FRAME_Q).format(a=names[anchor.id], p=asked)
+            winner, loser = (x, y) if own[x.id] == asked else (y, x)
+            want, glance = names[winner.id], names[loser.id]
+            options = placed_text_options(ctx, st.branch(variant), [names[x.id], names[y.id]], want)
+            pair = GroundingPairFacts(form="which", x_id=x.id, y_id=y.id, asked=asked, anchor_id=anchor.id)
+        question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(len(options))}"
+        items.append(make_item(ctx, variant=variant, suffix="", group_suffix="", subtype="grounding_left_right",
+                               question=question, images=[image], options=options, answer=label_of_text(options, want),
+                               scene=scene, metadata={**meta_common, **pair.to_metadata(), "symmetric": sym,
+                                                      "syntactic": syn, "viewer_frame_answer": glance}))
+    return items
 
 
 def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float,
                      form: str = "unconstrained") -> list[Item]:
+    if form == "frame_switch":
+        return _frame_items(ctx, st, base_pole, scale)
     cue = form.removeprefix("size_") if form.startswith("size_") else None
     scene, x, y, vis = _grounding_scene(ctx, kind, scale, cue)
     spec = frame("main", [o.id for o in scene.objects])
