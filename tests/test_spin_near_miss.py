@@ -105,8 +105,10 @@ def test_size_cue_conflict_is_balanced_within_each_depth_relation() -> None:
         c = ctx_at(i, root_seed=5, task="relation_grounding")
         kind, form, pole = relations.grounding_plan(c, common.Strata(c))
         cells[(kind, form, pole)] += 1
+    # left/right units split between the viewer's frame and the frame switch, poles balanced in each
     assert {k: v for k, v in cells.items() if k[0] == "left_right"} == {
-        ("left_right", "unconstrained", "left"): 10, ("left_right", "unconstrained", "right"): 10}
+        ("left_right", "unconstrained", "left"): 5, ("left_right", "unconstrained", "right"): 5,
+        ("left_right", "frame_switch", "left"): 5, ("left_right", "frame_switch", "right"): 5}
     for kind in ("front_behind", "near_far"):
         for form in ("size_conflict", "size_agrees"):
             assert [cells[(kind, form, p)] for p in relations.POLES[kind]] == [5, 5], cells
