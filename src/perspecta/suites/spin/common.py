@@ -64,9 +64,13 @@ class Strata:
         key = f"{self.path}/{label}"
         ss = np.random.SeedSequence(self.ctx.root_seed, spawn_key=(stable_key(self.ctx.suite), stable_key(self.ctx.task),
                                                                      stable_key(key), block))
-        cell = cells[int(np.random.default_rng(ss).permutation(n)[pos])]
+        perm = np.random.default_rng(ss).permutation(n)
+        cell = cells[int(perm[pos])]
+        # the k-th unit on the new path: a cell listed m times (a share) fills m slots per block
+        same = [int(j) for j in range(n) if cells[j] == cell]
+        rank = sum(1 for p in range(pos) if int(perm[p]) in same)
         self.path = f"{key}={cell}"
-        self.slot = block
+        self.slot = block * len(same) + rank
         return cell
 
     def branch(self, label: str) -> Strata:
@@ -74,6 +78,24 @@ class Strata:
         out = Strata(self.ctx)
         out.path, out.slot = f"{self.path}/{label}", self.slot
         return out
+
+
+SHARE_CELLS = 10  # a form share is drawn balanced over blocks of this many units
+
+
+def share_draw(st: Strata, label: str, share: float, on: str, off: str) -> str:
+    """Form ``on`` on a ``share`` of units, ``off`` on the rest, drawn balanced by
+    :class:`Strata` (per block of SHARE_CELLS units) so later draws (answer, letter) are
+    balanced within each form. A share of 0 or 1 draws nothing: the strata path, and so
+    the bytes of presets without the form, stay as they were."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"{label}: a share must be in [0, 1], got {share}")
+    k = round(share * SHARE_CELLS)
+    if k <= 0:
+        return off
+    if k >= SHARE_CELLS:
+        return on
+    return st.draw(label, [on] * k + [off] * (SHARE_CELLS - k))
 
 
 # --------------------------------------------------------------------------- frames

@@ -21,6 +21,7 @@ computed from the hypothetical camera stored in the scene.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ from perspecta.suites.spin.common import (
     frames_of,
     image_options,
     make_item,
+    moved_copy,
     pick,
     placed_order,
     placed_text_options,
@@ -48,6 +50,7 @@ from perspecta.suites.spin.common import (
     render_frame,
     resampled,
     save_results,
+    share_draw,
     text_options_block,
 )
 from perspecta.suites.spin.relations import (
@@ -96,6 +99,23 @@ def view_words(ctx: TaskContext, view: str, share: float) -> tuple[str, list[int
     return route_words(steps), list(steps)
 
 
+# where the first leg of a walk (quarter turns, + toward the viewer's right) stops
+LEG_VIEW = {1: "right", -1: "left", 2: "back", -2: "back", 3: "left", -3: "right"}
+
+
+def one_step_routes(view: str, kind: str, x: SceneObject, y: SceneObject, scene: Scene) -> list[tuple[int, int]]:
+    """The walks to ``view`` whose first leg alone gives the opposite answer: stopping after
+    one step reads x's ``kind`` pole (outside the margin) the other way round than the end
+    view does, so the one-step answer is the distractor option (for both asked poles)."""
+    end = pole(kind, x, y, view_camera(scene, view, "end"))
+    out = []
+    for steps in ROUTES[view]:
+        first = pole(kind, x, y, view_camera(scene, LEG_VIEW[steps[0]], "leg"))
+        if end is not None and first is not None and first != end:
+            out.append(steps)
+    return out
+
+
 def route_share(ctx: TaskContext) -> float:
     return float(ctx.knob("two_step_route_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
 LEVELS = ("none", "partial", "full")
@@ -142,7 +162,9 @@ def derive_selection(item: Item, scenes: dict[str, Scene]) -> str:
     scene = scenes[item.scene_id]
     frames = frames_of(item)
     asked = SelectionFacts.from_item(item).asked_view
-    hits = [o.image for o in item.options if o.image is not None and view_of(scene, frames[o.image]["camera"]) == asked]
+    # a candidate showing a later state (``obj@swap``: a swapped pair) is not the table as it is
+    hits = [o.image for o in item.options if o.image is not None and view_of(scene, frames[o.image]["camera"]) == asked
+            and not any("@" in i for i in frames[o.image]["objects"])]
     if len(hits) != 1:
         raise ValueError(f"item {item.id}: {len(hits)} candidates are {asked} views")
     return item.label_of_image(int(hits[0]))  # type: ignore[arg-type]
@@ -184,10 +206,86 @@ def _occlusion(ctx: TaskContext, scene: Scene, camera: str, ids: list[str], occl
     return min(fr.values()), fr
 
 
+SWAP = "swap"  # candidate kind: the asked view with a swapped pair
+SWAP_MIN_SEPARATION = 0.12  # the swapped pair's centres are this share of the image width apart in the asked view
+SWAP_MIN_CHANGED_PX = 0.01  # share of the image whose object label the swap changes (measured on masks)
+
+
+def _swap_pair(ctx: TaskContext, scene: Scene, camera: str, skip: set[str]) -> tuple[SceneObject, SceneObject] | None:
+    """Two objects of different categories to swap for the near-miss candidate: both read
+    at 256 px in ``camera``, side by side in it (so the swap is a left/right change), and
+    each fits on the table at the other's place. None when the table has no such pair."""
+    cam = scene.camera(camera)
+    objs = [o for o in unique_objects(scene) if o.id not in skip]
+    pairs = [(a, b) for i, a in enumerate(objs) for b in objs[i + 1:] if a.category != b.category]
+    ctx.rng.shuffle(pairs)  # type: ignore[arg-type]
+    for a, b in pairs:
+        if not named_size_ok(scene, [a, b], camera=camera):
+            continue
+        uv, _ = cam.project(np.stack([a.center(), b.center()]))
+        if abs(float(uv[1, 0] - uv[0, 0])) < SWAP_MIN_SEPARATION * cam.width:
+            continue
+        sa, sb = swapped_copies(a, b)
+        if on_support(scene, sa, skip=[a.id, b.id], gap=0.01) and on_support(scene, sb, skip=[a.id, b.id], gap=0.01):
+            return a, b
+    return None
+
+
+def swapped_copies(a: SceneObject, b: SceneObject) -> tuple[SceneObject, SceneObject]:
+    """``a`` standing where ``b`` stood and ``b`` where ``a`` stood (ids ``@swap``), each on the table top."""
+    pa = (float(b.position[0]), float(b.position[1]), float(a.position[2]))
+    pb = (float(a.position[0]), float(a.position[1]), float(b.position[2]))
+    return moved_copy(a, f"{a.id}@swap", position=pa), moved_copy(b, f"{b.id}@swap", position=pb)
+
+
+def changed_share(r0: Any, r1: Any, ids0: list[str], ids1: list[str]) -> float:
+    """Share of the image whose visible object differs between two renders of one camera
+    (labels mapped to base ids, so a swapped copy counts as its object)."""
+    def base(ids: list[str], inst: np.ndarray) -> np.ndarray:
+        lut = np.array([""] + [i.split("@")[0] for i in ids], dtype=object)
+        return lut[inst]
+    a, b = base(ids0, r0.instance), base(ids1, r1.instance)
+    return float(np.mean(a != b))
+
+
+def _swapped_candidate(ctx: TaskContext, scene: Scene, ids: list[str], ans_cam: str, occluder: SceneObject | None,
+                       frames: list[dict[str, Any]], order: list[str]) -> dict[str, Any]:
+    """Turn the SWAP slot of ``frames`` into the asked view with two objects swapped.
+
+    The pair must read in both the answer and the swapped render (readability contract)
+    and the swap must change a visible share of the image (masks); otherwise nothing is
+    changed and {} returned, so the caller draws another table. Returns the facts to record."""
+    skip = {occluder.id} if occluder is not None else set()
+    pair = _swap_pair(ctx, scene, ans_cam, skip)
+    if pair is None:
+        return {}
+    a, b = pair
+    sa, sb = swapped_copies(a, b)
+    swap_ids = [sa.id if i == a.id else sb.id if i == b.id else i for i in ids]
+    k_ans, k_swap = 1 + int(ans_cam.removeprefix("cand")), 1 + order.index(SWAP)
+    trial = dataclasses.replace(scene, objects=list(scene.objects) + [sa, sb])
+    test_frames = [frames[k_ans], frame(ans_cam, swap_ids)]
+    try:
+        results, readability = render_checked(ctx, trial, test_frames, {display_name(a.category): (a.id, [0, 1]),
+                                                                         display_name(b.category): (b.id, [0, 1])})
+    except Unreadable:
+        return {}
+    changed = changed_share(results[0], results[1], test_frames[0]["objects"], test_frames[1]["objects"])
+    if changed < SWAP_MIN_CHANGED_PX:
+        return {}
+    scene.objects.extend([sa, sb])
+    frames[k_swap] = frame(ans_cam, swap_ids)
+    return {"swapped_ids": [a.id, b.id], "swap_changed_share": round(changed, 4), "readability": readability}
+
+
 @task(SUITE, SELECTION, derive=derive_selection,
       description="Which candidate shows the tabletop from the back/left/right; occlusion none/partial/full from masks")
 def generate_selection(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
+    # near miss: one distractor is the asked view itself with two objects swapped (drawn
+    # first, so the view, occlusion level and letter are balanced within each form)
+    swap_share = float(ctx.knob("swapped_pair_share", {"easy": 0.0, "standard": 0.6, "hard": 1.0}))
+    form = share_draw(st, "form", swap_share, "swapped_pair", "three_views")
     asked = st.draw("view", VIEWS)
     want = st.draw("occlusion", LEVELS)
     slot = st.draw("letter", (0, 1, 2))
@@ -197,10 +295,20 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     share = route_share(ctx)
     if not 0.0 <= jitter <= 15.0:
         raise ValueError(f"view_jitter_deg must be in [0, 15] (views are told apart within 20 degrees), got {jitter}")
-    for _attempt in range(MAX_LEVEL_TRIES):  # steer toward the requested level; keep the measured one
+    for _attempt in range(MAX_LEVEL_TRIES * (8 if form == "swapped_pair" else 1)):
+        # steer toward the requested level (and a swappable pair); keep the measured level
         scene = tabletop(ctx)
         order = [VIEWS[i] for i in placed_order(ctx, 3, VIEWS.index(asked), slot)]
+        if form == "swapped_pair":  # the asked view as is, the asked view swapped, one other side
+            other = [v for v in VIEWS if v != asked][int(ctx.rng.integers(2))]
+            rest = [p for p in range(3) if p != slot]
+            if ctx.rng.random() < 0.5:
+                rest.reverse()
+            order = [""] * 3
+            order[slot], order[rest[0]], order[rest[1]] = asked, SWAP, other
         for i, v in enumerate(order):
+            if v == SWAP:
+                continue
             scene.cameras.append(view_camera(scene, v, f"cand{i}", az_jitter=float(ctx.rng.uniform(-jitter, jitter)),
                                              el_change=float(ctx.rng.uniform(-el_change, el_change))))
         ans_cam = f"cand{order.index(asked)}"
@@ -219,10 +327,19 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         vis = visibility(placed_objects(scene), scene.camera(ans_cam))
         lowest, fractions = _occlusion(ctx, scene, ans_cam, ids, occluder.id if occluder else None)
         level = oracle.occlusion_level(lowest)
-        if level == want:
+        n_objects = len(placed_objects(scene))
+        frames = [frame("main", ids)] + [frame(f"cand{i}", ids) for i in range(3)]
+        swap_facts: dict[str, Any] = {}
+        if form == "swapped_pair":
+            swap_facts = _swapped_candidate(ctx, scene, ids, ans_cam, occluder, frames, order)
+            if not swap_facts:
+                continue
+        if level == want or (swap_facts and _attempt >= MAX_LEVEL_TRIES - 1):
             break
+    else:
+        if form == "swapped_pair" and not swap_facts:
+            raise RuntimeError(f"{ctx.scene_prefix}: no table with a readable pair to swap")
     ctx.add_scene(scene)
-    frames = [frame("main", ids)] + [frame(f"cand{i}", ids) for i in range(3)]
     images = [ctx.save_image(render_frame(ctx, scene, f).rgb, "front" if i == 0 else f"cand{i - 1}")
               for i, f in enumerate(frames)]
     options = image_options(3, first_image=1)
@@ -238,7 +355,8 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         "occluder_id": occluder.id if occluder else None,
         "occluded_target_id": target_id,
         "all_in_frame": all(v.inside for v in vis),
-        "frame_of_reference": "viewer", "n_objects": len(placed_objects(scene)), **FramesFacts(frames=frames).to_metadata(),
+        "frame_of_reference": "viewer", "n_objects": n_objects, "form": form, **swap_facts,
+        **FramesFacts(frames=frames).to_metadata(),
     }
     return [make_item(ctx, variant="base", suffix="", group_suffix="", subtype=f"view_selection_{asked}_{LEVEL_NAMES[level]}_occlusion",
                       question=question, images=images, options=options,
@@ -349,10 +467,21 @@ def generate_transform(ctx: TaskContext) -> list[Item]:
 
 
 def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base_pole: str) -> list[Item]:
-    scene, x, y, vis = _transform_pair(ctx, premise, view)
-    words, route = view_words(ctx, view, route_share(ctx))
-    spec = frame("main", [o.id for o in scene.objects])
     asked_kind = premise if view == "back" else OTHER[premise]
+    two_step = ctx.rng.random() < route_share(ctx)
+    for _ in range(12):
+        scene, x, y, vis = _transform_pair(ctx, premise, view)
+        routes = one_step_routes(view, asked_kind, x, y, scene) if two_step else []
+        if routes or not two_step:
+            break
+    else:
+        raise Unreadable(f"{ctx.scene_prefix}: no pair whose one-step walk to the {view} view reads the other way")
+    if two_step:  # the walk's first leg alone would give the distractor (multi-step form)
+        steps = routes[int(ctx.rng.integers(len(routes)))]
+        words, route = route_words(steps), list(steps)
+    else:
+        words, route = VIEW_WORDS[view], None
+    spec = frame("main", [o.id for o in scene.objects])
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
     results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
     ctx.add_scene(scene)
@@ -377,6 +506,9 @@ def _transform_items(ctx: TaskContext, st: Strata, premise: str, view: str, base
                                  names=names).to_metadata(between={"asked": {"view": view, "route_quarter_turns": route}}),
                 "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
                 "frame_of_reference": "viewer", "symmetric": variant == "symmetric", "syntactic": False,
+                "form": "two_step" if route else "one_view", "route_quarter_turns": route,
+                # what stopping after the walk's first leg would answer (always the distractor)
+                "one_step_answer": None if route is None else names[(y if p == asked else x).id],
                 "readability": readability, "pair_id": ctx.item_id("base"), **FramesFacts(frames=[spec]).to_metadata(),
             }
             if with_premise:  # the stated premise fixes the answer: text-solvable by the paper's design

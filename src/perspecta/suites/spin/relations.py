@@ -13,6 +13,7 @@ toward/away from the viewer by a clearly visible shift.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +41,10 @@ from perspecta.suites.spin.common import (
     render_frame,
     resampled,
     save_results,
+    share_draw,
     text_options_block,
 )
-from perspecta.world import oracle
+from perspecta.world import oracle, orientation
 from perspecta.world.samplers import (
     SamplingError,
     resolve_category,
@@ -125,6 +127,7 @@ class GroundingPairFacts(Facts):
     x_id: str
     y_id: str
     asked: str | None
+    anchor_id: str | None = None  # frame_switch form: left/right in this object's own frame
 
 
 def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
@@ -132,7 +135,10 @@ def derive_grounding(item: Item, scenes: dict[str, Scene]) -> str:
     g, q = GroundingFacts.from_item(item), GroundingPairFacts.from_item(item)
     f = frames_of(item)[0]
     x, y = scene.object(q.x_id), scene.object(q.y_id)
-    rel = relation(g.relation, x, y, scene.camera(f["camera"]), g.margin_scale)
+    if q.anchor_id is not None:  # frame_switch: x's side in the anchor's own frame
+        rel = orientation.side_in_frame(scene.object(q.anchor_id), x.center(), margin=FRAME_SIDE_MARGIN)
+    else:
+        rel = relation(g.relation, x, y, scene.camera(f["camera"]), g.margin_scale)
     if rel is None:
         raise ValueError(f"item {item.id}: {g.relation} of {x.id} vs {y.id} is within the margin")
     if q.form == "is":
@@ -224,9 +230,26 @@ def near_miss_pairs(pairs: list[tuple[SceneObject, SceneObject]], kind: str, cam
 
 
 GROUNDING_TRIES = 12
+SIZE_CUE_RATIO = 1.3  # one object's projected box area over the other's for the size cue to count
 
 
-def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
+def size_cue(kind: str, a: SceneObject, b: SceneObject, camera: Camera, scale: float = 1.0) -> str:
+    """Whether image size points at the true depth order of a pair: "agrees" when the
+    nearer object's projected box is the bigger (by SIZE_CUE_RATIO), "conflict" when the
+    farther one's is (the salient cue misleads; the ground-contact row and the table decide),
+    "neutral" otherwise or for left/right."""
+    rel = relation(kind, a, b, camera, scale)
+    if kind == "left_right" or rel is None:
+        return "neutral"
+    boxes = {v.object_id: v.box for v in visibility([a, b], camera)}
+    area = {k: max(1e-6, (bx[2] - bx[0]) * (bx[3] - bx[1])) for k, bx in boxes.items()}
+    near, far = (a, b) if rel in ("front", "closer") else (b, a)
+    r = area[near.id] / area[far.id]
+    return "agrees" if r >= SIZE_CUE_RATIO else "conflict" if r <= 1.0 / SIZE_CUE_RATIO else "neutral"
+
+
+def _grounding_scene(ctx: TaskContext, kind: str, scale: float,
+                     cue: str | None = None) -> tuple[Scene, SceneObject, SceneObject, dict[str, float]]:
     # share of units asked about a near-miss pair; such a unit redraws its table until one
     # exists (the last few tries accept any clear pair rather than fail)
     share = float(ctx.knob("near_miss_share", {"easy": 0.0, "standard": 0.8, "hard": 1.0}))
@@ -238,6 +261,8 @@ def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, 
         pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:] if relation(kind, a, b, cam, scale) is not None]
         if want_tight and attempt < GROUNDING_TRIES - 3:
             pairs = near_miss_pairs(pairs, kind, cam, scale)
+        if cue is not None and attempt < GROUNDING_TRIES - 1:  # the size cue the unit's form asks for
+            pairs = [(a, b) for a, b in pairs if size_cue(kind, a, b, cam, scale) == cue]
         if not pairs:
             continue
         a, b = pairs[int(ctx.rng.integers(len(pairs)))]
@@ -255,15 +280,132 @@ def _grounding_scene(ctx: TaskContext, kind: str, scale: float) -> tuple[Scene, 
       description="Left/right, front/behind, near/far of two named tabletop objects, with symmetric and syntactic variants")
 def generate_grounding(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
-    kind = st.draw("relation", RELATIONS)
-    base_pole = st.draw("pole", POLES[kind])
+    kind, form, base_pole = grounding_plan(ctx, st)
     # margin a relation must clear (1 = 12 px at 256 sideways, a quarter of the footprints in depth)
     scale = float(ctx.knob("relation_margin_scale", {"easy": 2.0, "standard": 0.8, "hard": 0.6}))
-    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale))
+    return resampled(ctx, lambda: _grounding_items(ctx, st, kind, base_pole, scale, form))
 
 
-def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float) -> list[Item]:
-    scene, x, y, vis = _grounding_scene(ctx, kind, scale)
+def grounding_plan(ctx: TaskContext, st: Strata) -> tuple[str, str, str]:
+    """A grounding unit's relation, size-cue form and asked pole, balanced in that nesting:
+    within each depth relation the forms split by ``size_conflict_share`` (knob: on that
+    share the farther object is the bigger one in the image, so size misleads; on the rest
+    the nearer one is) and the poles split evenly within each form."""
+    kind = st.draw("relation", RELATIONS)
+    conflict = float(ctx.knob("size_conflict_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    # left/right asked in a fronted object's own frame while it faces the camera, so the
+    # viewer-frame (glance) answer is the distractor
+    switch = float(ctx.knob("frame_switch_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    form = "unconstrained"
+    if kind != "left_right" and conflict > 0:
+        form = "size_" + share_draw(st, "form", conflict, "conflict", "agrees")
+    if kind == "left_right" and switch > 0:
+        form = share_draw(st, "form", switch, "frame_switch", "unconstrained")
+    return kind, form, st.draw("pole", POLES[kind])
+
+
+FRAME_FACING_DEG = 30.0  # frame_switch: the anchor faces the camera within this (ground plane)
+FRAME_SIDE_MARGIN = 30.0  # ... and each named object is at least this far off its straight-ahead/behind line
+FRAME_Q = ("From the {a}'s own point of view (its own left and right, as it faces), which object is on its {p}?",
+           "Take the {a}'s perspective, facing the way it faces: which of the two objects is on its {p}-hand side?")
+FRAME_IS = ("From the {a}'s own point of view (its own left and right, as it faces), is the {x} on its left or on its right?",
+            "Take the {a}'s perspective, facing the way it faces: is the {x} on its left-hand or its right-hand side?")
+
+
+def _frame_scene(ctx: TaskContext, scale: float) -> tuple[Scene, SceneObject, SceneObject, SceneObject, dict[str, float]]:
+    """A table whose fronted obj0 (the anchor) faces the camera, with one named object on
+    each of its own sides, each seen on the opposite side of it by the viewer."""
+    for _ in range(4 * GROUNDING_TRIES):
+        scene = tabletop(ctx, with_front=True)
+        cam = scene.camera("main")
+        anchor = scene.objects[0]
+        uniq = unique_objects(scene)
+        if anchor not in uniq:
+            continue
+        face = oracle.camera_azimuth(cam) + float(ctx.rng.uniform(-20.0, 20.0))
+        turned = moved_copy(anchor, anchor.id, yaw=face)
+        if not on_support(scene, turned, skip=[anchor.id], gap=0.01):
+            continue
+        anchor.pose = turned.pose
+        if abs(orientation.egocentric_facing(anchor, cam)) > FRAME_FACING_DEG:
+            continue
+        sides: dict[str, list[SceneObject]] = {"left": [], "right": []}
+        for o in uniq:
+            if o.id == anchor.id:
+                continue
+            own = orientation.side_in_frame(anchor, o.center(), margin=FRAME_SIDE_MARGIN)
+            seen = relation("left_right", o, anchor, cam, scale)
+            if own is not None and seen is not None and own != seen:
+                sides[own].append(o)
+        if not sides["left"] or not sides["right"]:
+            continue
+        x = sides["left"][int(ctx.rng.integers(len(sides["left"])))]
+        y = sides["right"][int(ctx.rng.integers(len(sides["right"])))]
+        if not named_size_ok(scene, [anchor, x, y]):
+            continue
+        vis = masked_visible(ctx, scene, "main", [anchor.id, x.id, y.id])
+        if min(vis.values()) >= MIN_VISIBLE:
+            if ctx.rng.random() < 0.5:
+                x, y = y, x
+            return scene, anchor, x, y, vis
+    raise Unreadable(f"{ctx.scene_prefix}: no table with a fronted object facing the camera between two named objects")
+
+
+def _frame_items(ctx: TaskContext, st: Strata, base_pole: str, scale: float) -> list[Item]:
+    """The frame_switch form's four variants (which/is, symmetric), as the paper's."""
+    scene, anchor, x, y, vis = _frame_scene(ctx, scale)
+    spec = frame("main", [o.id for o in scene.objects])
+    names = {o.id: display_name(o.category) for o in (anchor, x, y)}
+    results, readability = render_checked(ctx, scene, [spec], {names[o.id]: (o.id, [0]) for o in (anchor, x, y)})
+    ctx.add_scene(scene)
+    image = save_results(ctx, results, ["view"])[0]
+    cam = scene.camera("main")
+    own = {o.id: orientation.side_in_frame(anchor, o.center(), margin=FRAME_SIDE_MARGIN) for o in (x, y)}
+    seen = {o.id: relation("left_right", o, anchor, cam, scale) for o in (x, y)}
+    meta_common: dict[str, Any] = {
+        **GroundingFacts(margin_scale=scale, relation="left_right", names=names).to_metadata(between={
+            "margin_scale": {"family": "object_relation_grounding",
+                             "paper_subtype": "infinigen_spatial_relation_grounding_left_right"},
+            "relation": {"frame_of_reference": "object"}}),
+        "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
+        "cue_form": "frame_switch", "size_cue": None,
+        "anchor_facing_deg": round(orientation.egocentric_facing(anchor, cam), 2),
+        "n_objects": len(placed_objects(scene)),
+        "categories": [o.category for o in placed_objects(scene)],
+        "readability": readability,
+        **FramesFacts(frames=[spec]).to_metadata(),
+        "camera": cam.metadata(),
+    }
+    items = []
+    for variant in ("base", "symmetric", "syntactic", "symmetric+syntactic"):
+        sym, syn = "symmetric" in variant, "syntactic" in variant
+        if syn:
+            xx, yy = (y, x) if sym else (x, y)
+            q = pick(ctx, FRAME_IS).format(a=names[anchor.id], x=names[xx.id])
+            want, glance = own[xx.id], seen[xx.id]
+            options = placed_text_options(ctx, st.branch(variant), ["left", "right"], want)  # type: ignore[arg-type]
+            pair = GroundingPairFacts(form="is", x_id=xx.id, y_id=yy.id, asked=None, anchor_id=anchor.id)
+        else:
+            asked = _flip("left_right", base_pole) if sym else base_pole
+            q = pick(ctx, FRAME_Q).format(a=names[anchor.id], p=asked)
+            winner, loser = (x, y) if own[x.id] == asked else (y, x)
+            want, glance = names[winner.id], names[loser.id]
+            options = placed_text_options(ctx, st.branch(variant), [names[x.id], names[y.id]], want)
+            pair = GroundingPairFacts(form="which", x_id=x.id, y_id=y.id, asked=asked, anchor_id=anchor.id)
+        question = f"<image>\n{q}\n{text_options_block(options)}\n{end_prompt(len(options))}"
+        items.append(make_item(ctx, variant=variant, suffix="", group_suffix="", subtype="grounding_left_right",
+                               question=question, images=[image], options=options, answer=label_of_text(options, want),
+                               scene=scene, metadata={**meta_common, **pair.to_metadata(), "symmetric": sym,
+                                                      "syntactic": syn, "viewer_frame_answer": glance}))
+    return items
+
+
+def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, scale: float,
+                     form: str = "unconstrained") -> list[Item]:
+    if form == "frame_switch":
+        return _frame_items(ctx, st, base_pole, scale)
+    cue = form.removeprefix("size_") if form.startswith("size_") else None
+    scene, x, y, vis = _grounding_scene(ctx, kind, scale, cue)
     spec = frame("main", [o.id for o in scene.objects])
     names = {x.id: display_name(x.category), y.id: display_name(y.category)}
     results, readability = render_checked(ctx, scene, [spec], {names[x.id]: (x.id, [0]), names[y.id]: (y.id, [0])})
@@ -281,6 +423,7 @@ def _grounding_items(ctx: TaskContext, st: Strata, kind: str, base_pole: str, sc
                                   "near_far": "infinigen_spatial_relation_grounding_far_near"}[kind]},
             "relation": {"frame_of_reference": "viewer"}}),
         "visible_fraction": {k: round(v, 4) for k, v in vis.items()},
+        "cue_form": form, "size_cue": size_cue(kind, x, y, cam, scale),  # requested form, measured cue
         "n_objects": len(placed_objects(scene)),
         "categories": [o.category for o in placed_objects(scene)],
         "readability": readability,
@@ -324,7 +467,14 @@ MOVE_PHRASES = (
     "Between the first and the second image the {x} was shifted while the camera stayed still. Which way did it move, as seen by the viewer?",
     "Compare the two frames taken by a fixed camera. How was the {x} moved from the viewer's point of view?",
 )
+# Phrasing when the camera may follow the moved object (form "camera_follow"); used for every
+# unit of a preset that has that form, so the wording does not tell the forms apart.
+FOLLOW_PHRASES = (
+    "The two images show the same table before and after one object was moved; the camera may also have moved between them. Relative to the table, in which direction (as the first image's viewer sees it) did the {x} move?",
+    "Between the first and the second image the {x} was shifted on the table, and the camera may have moved too. Judged against the table and the other objects, which way did the {x} move, from the first view's point of view?",
+)
 MIN_SHIFT_PX = 20.0 / 256  # share of the image width a sideways move must cover
+FOLLOW_CAMERA = "follow"
 
 
 @dataclass(frozen=True)
@@ -340,15 +490,29 @@ def derive_translation(item: Item, scenes: dict[str, Scene]) -> str:
     f0, f1 = frames_of(item)
     facts = TranslationFacts.from_item(item)
     start, end = scene.object(facts.object_id), scene.object(facts.moved_id)
-    if f0["camera"] != f1["camera"]:
-        raise ValueError(f"item {item.id}: translation frames must share one camera")
+    if f0["camera"] != f1["camera"]:  # camera_follow form: the second camera moved with the object
+        c0, c1 = scene.camera(f0["camera"]), scene.camera(f1["camera"])
+        shift = np.asarray(end.position, dtype=float) - np.asarray(start.position, dtype=float)
+        for a, b in ((c0.position, c1.position), (c0.look_at, c1.look_at)):
+            if not np.allclose(np.asarray(b, dtype=float) - np.asarray(a, dtype=float), shift, atol=1e-3):
+                raise ValueError(f"item {item.id}: the second camera is not the first one moved with the object")
     d = oracle.motion_direction(start, end, scene.camera(f0["camera"]), min_distance=0.05, dominance=2.0)
     if d not in MOVE_TEXT:
         raise ValueError(f"item {item.id}: motion {d!r} is not a clear left/right/toward/away shift")
     return item.label_of(MOVE_TEXT[d])
 
 
-def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, ratio: float) -> SceneObject | None:
+def follow_camera(cam: Camera, obj: SceneObject, moved: SceneObject) -> Camera:
+    """``cam`` translated by the object's move: the object keeps its place in the image and
+    the table and everything else slide the other way (the camera_follow cue conflict)."""
+    d = np.asarray(moved.position, dtype=float) - np.asarray(obj.position, dtype=float)
+    return dataclasses.replace(cam, name=FOLLOW_CAMERA,
+                               position=tuple(round(float(v), 5) for v in np.asarray(cam.position) + d),  # type: ignore[arg-type]
+                               look_at=tuple(round(float(v), 5) for v in np.asarray(cam.look_at) + d))  # type: ignore[arg-type]
+
+
+def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, ratio: float,
+              follow: bool = False) -> SceneObject | None:
     cam = scene.camera("main")
     rh, fh = oracle.ground_axes(cam)
     axis = {"right": rh, "left": -rh, "away": fh, "toward": -fh}[direction]
@@ -359,6 +523,8 @@ def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, 
         return None
     after = [o for o in placed_objects(scene) if o.id != obj.id] + [moved]
     vis = visibility(after, cam, margin=2.0)
+    if follow:  # everything must stay in the moved camera's frame too
+        vis += visibility(after, follow_camera(cam, obj, moved), margin=2.0)
     if not all(v.inside and v.visible_fraction >= 0.6 for v in vis):
         return None
     uv, _ = cam.project(np.stack([obj.center(), moved.center()]))
@@ -373,14 +539,21 @@ def _try_move(ctx: TaskContext, scene: Scene, obj: SceneObject, direction: str, 
       description="Two frames: did a named tabletop object move left/right or toward/away from the viewer")
 def generate_translation(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
+    # cue conflict: on this share of units the camera moved with the object, so the object
+    # stays put in the image while the table and the other objects slide the other way
+    # (drawn first, so the move's kind and direction are balanced within each form)
+    follow_share = float(ctx.knob("camera_follow_share", {"easy": 0.0, "standard": 0.5, "hard": 0.5}))
+    form = share_draw(st, "form", follow_share, "camera_follow", "fixed_camera")
     kind = st.draw("kind", tuple(MOVES))
     direction = st.draw("direction", MOVES[kind])
     # shift as a multiple of the object's footprint; small shifts among look-alikes are harder
     ratio = float(ctx.knob("shift_span_ratio", {"easy": 1.8, "standard": 0.7, "hard": 0.5}))
-    return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio))
+    return resampled(ctx, lambda: _translation_items(ctx, st, kind, direction, ratio, form, follow_share > 0))
 
 
-def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, ratio: float) -> list[Item]:
+def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, ratio: float,
+                       form: str = "fixed_camera", may_follow: bool = False) -> list[Item]:
+    follow = form == "camera_follow"
     for _ in range(80):
         scene = tabletop(ctx)
         cands = unique_objects(scene)
@@ -389,7 +562,7 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         for obj in cands:
             if not named_size_ok(scene, [obj]):
                 continue
-            moved = _try_move(ctx, scene, obj, direction, ratio)
+            moved = _try_move(ctx, scene, obj, direction, ratio, follow)
             if moved is not None:
                 break
         if moved is not None:
@@ -400,13 +573,19 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
     scene.objects.append(moved)
     ids0 = [o.id for o in scene.objects if o.id != moved.id]
     ids1 = [moved.id if i == obj.id else i for i in ids0]
-    frames = [frame("main", ids0), frame("main", ids1)]
+    cam1 = "main"
+    if follow:
+        scene.cameras.append(follow_camera(scene.camera("main"), obj, moved))
+        cam1 = FOLLOW_CAMERA
+    frames = [frame("main", ids0), frame(cam1, ids1)]
     noun = display_name(obj.category)
     results, readability = render_checked(ctx, scene, frames, {noun: (obj.id, [0, 1])})
     ctx.add_scene(scene)
     images = save_results(ctx, results, ["frame0", "frame1"])
     options = placed_text_options(ctx, st.branch("answer"), [MOVE_TEXT[d] for d in MOVES[kind]], MOVE_TEXT[direction])
-    q = pick(ctx, MOVE_PHRASES).format(x=noun)
+    q = pick(ctx, FOLLOW_PHRASES if may_follow else MOVE_PHRASES).format(x=noun)
+    uv, _ = scene.camera("main").project(np.stack([obj.center()]))
+    uv1, _ = scene.camera(cam1).project(np.stack([moved.center()]))
     question = f"<image><image>\n{q}\n{text_options_block(options)}\n{end_prompt(2)}"
     meta = {
         "family": "dynamic_translation",
@@ -416,6 +595,9 @@ def _translation_items(ctx: TaskContext, st: Strata, kind: str, direction: str, 
         "category": obj.category,
         "direction": direction,
         "shift_m": round(float(np.linalg.norm(moved.position - obj.position)), 4),
+        "form": form,
+        # the named object's image shift (px, x then y): ~0 under camera_follow, the salient cue misleads
+        "image_shift_px": [round(float(uv1[0, 0] - uv[0, 0]), 2), round(float(uv1[0, 1] - uv[0, 1]), 2)],
         "readability": readability,
         **FramesFacts(frames=frames).to_metadata(),
         "camera": scene.camera("main").metadata(),

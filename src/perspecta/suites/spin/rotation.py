@@ -55,7 +55,9 @@ from perspecta.suites.spin.common import (
     render_checked,
     render_frame,
     resampled,
+    rng_sign,
     save_results,
+    share_draw,
     text_options_block,
 )
 from perspecta.world import oracle
@@ -208,6 +210,8 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
 
 # --------------------------------------------------------------------------- canonical views
 
+NEAR = "near_"  # candidate kind prefix: the side turned near_miss_view_deg toward the front or back
+NEAR_MISS_ANSWER_JITTER = 8.0  # in the near-miss form the answer is this close to the exact side
 # asked view -> bearing (object frame, + = its left) of the camera that shows it
 VIEW_BEARING = {("own", "left"): 90.0, ("own", "right"): -90.0, ("own", "back"): 180.0,
                 ("viewer", "left"): -90.0, ("viewer", "right"): 90.0}
@@ -254,6 +258,11 @@ def derive_canonical(item: Item, scenes: dict[str, Scene]) -> str:
       description="Given a front view, pick the left/right/back view (people: own vs viewer frame)")
 def generate_canonical(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
+    # near miss: on this share of units one distractor is the asked side turned NEAR_MISS_DEG
+    # toward the front or back (a three-quarter view that also shows that side); the answer
+    # then sits within NEAR_MISS_ANSWER_JITTER of the exact side, so a careful look decides
+    near_share = float(ctx.knob("near_miss_view_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
+    form = share_draw(st, "form", near_share, "near_miss_view", "sides")
     domain = st.draw("domain", ("car", "person", "object"))
     if domain == "person":
         view_frame = st.draw("frame", ("own", "viewer"))
@@ -263,13 +272,20 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
     asked = st.draw("side", sides)
     # the shown side of the candidate that answers (own frame); viewer-frame left is the person's right
     shown = next(s for s in sides if VIEW_BEARING[("own", s)] == VIEW_BEARING[(view_frame, asked)])
-    slot = st.draw("letter", list(range(len(sides))))
-    order = [sides[i] for i in placed_order(ctx, len(sides), sides.index(shown), slot)]
+    kinds = list(sides)
+    if form == "near_miss_view":  # the answer, its near miss and the mirror side (the back: a side)
+        mirror = {"left": "right", "right": "left"}.get(shown) or ("left" if ctx.rng.random() < 0.5 else "right")
+        kinds = [shown, NEAR + shown, mirror]
+    slot = st.draw("letter", list(range(len(kinds))))
+    order = [kinds[i] for i in placed_order(ctx, len(kinds), kinds.index(shown), slot)]
     # off-axis reference and candidate views: the paper's ABO/car views are not exact canonical poses
     ref_off = float(ctx.knob("reference_offset_deg", {"easy": 5.0, "standard": 25.0, "hard": 30.0}))
     jitter = float(ctx.knob("candidate_jitter_deg", {"easy": 6.0, "standard": 22.0, "hard": 26.0}))
     if not 0.0 <= jitter < 30.0:
         raise ValueError(f"candidate_jitter_deg must be in [0, 30) so one candidate stays within 30 degrees of the asked view, got {jitter}")
+    near_deg = float(ctx.knob("near_miss_view_deg", {"easy": 40.0, "standard": 40.0, "hard": 35.0}))
+    if form == "near_miss_view" and not NEAR_MISS_ANSWER_JITTER + 25.0 <= near_deg <= 60.0:
+        raise ValueError(f"near_miss_view_deg must be in [{NEAR_MISS_ANSWER_JITTER + 25.0:g}, 60], got {near_deg}")
 
     def build() -> list[Item]:
         asset = pick_asset(ctx, domain)
@@ -278,14 +294,19 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
         obj = scene.objects[0]
         frames = [frame("main", [obj.id])]
         for i, side in enumerate(order):
-            bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-jitter, jitter))
+            if side.startswith(NEAR):  # toward the front or the back of the side (the back: either side)
+                bearing = VIEW_BEARING[("own", side[len(NEAR):])] + rng_sign(ctx) * near_deg
+            elif form == "near_miss_view" and side == shown:
+                bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-1.0, 1.0)) * min(jitter, NEAR_MISS_ANSWER_JITTER)
+            else:
+                bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-jitter, jitter))
             orbit_like(scene, f"cand{i}", obj, obj.pose.yaw + bearing)
             frames.append(frame(f"cand{i}", [obj.id]))
         noun = "person" if domain == "person" else display_name(obj.category)
         results, readability = render_checked(ctx, scene, frames, {noun: (obj.id, list(range(len(frames))))})
         ctx.add_scene(scene)
         images = save_results(ctx, results, ["front"] + [f"cand{i}" for i in range(len(frames) - 1)])
-        options = image_options(len(sides), first_image=1)
+        options = image_options(len(order), first_image=1)
         noun = "person" if domain == "person" else display_name(obj.category)
         q = pick(ctx, VIEW_PHRASES[(view_frame, asked)]).format(x=noun)
         opts = "\n".join(f"{o.label}. <image>" for o in options)
@@ -300,6 +321,7 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
         meta = {
             "family": "canonical_view_selection", "domain": domain, "category": obj.category, "asset_id": obj.asset_id,
             **CanonicalViewFacts(asked_view=asked, view_frame=view_frame).to_metadata(), "candidate_views": order, "paper_subtype": paper,
+            "form": form,
             "frame_of_reference": "viewer" if view_frame == "viewer" else "object",
             "candidate_bearings": [round(view_bearing(scene, obj, f["camera"]), 3) for f in frames[1:]],
             "readability": readability,
@@ -439,7 +461,7 @@ def generate_mental(ctx: TaskContext) -> list[Item]:
     angle = asked.draw("angle", ANGLES)
     direction = asked.draw("direction", (CW, CCW))
     slot = st.draw("letter", (0, 1, 2, 3))
-    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 20.0, "hard": 15.0}))
+    gap = float(ctx.knob("distractor_gap_deg", {"easy": 45.0, "standard": 15.0, "hard": 12.0}))
     if domain == "tabletop":  # a cluttered table's target is a fraction of the studio size: coarser near misses
         gap = max(gap, TABLETOP_MIN_GAP)
         ctx.knobs["distractor_gap_deg"] = gap  # record the gap the item really has (curves fit against it)
