@@ -37,6 +37,7 @@ from perspecta.suites.pcsr.common import (
     by_category,
     confusable,
     display,
+    distinct_by_name,
     room_type_of,
     the,
 )
@@ -313,6 +314,45 @@ def ranked_options(
     return None
 
 
+def _rank(scene: Scene, anchor: SceneObject, mode: str, metric: str, skip: set[str]) -> list[tuple[SceneObject, float]]:
+    ranked = [(o, d) for o, d in rank_by_distance(anchor, scene.objects, mode=metric) if o.id not in skip]  # type: ignore[arg-type]
+    return ranked if mode == "closest" else ranked[::-1]
+
+
+def compositional_answer(scene: Scene, start: str, modes: list[str]) -> list[SceneObject]:
+    """The walk's stops after ``start``: each hop goes to the object closest to / farthest
+    from the current one (``modes``), never back to a stop already visited. Centre distances."""
+    cur = by_category(scene, start)
+    visited = {cur.id}
+    path: list[SceneObject] = []
+    for mode in modes:
+        cur = _rank(scene, cur, mode, "center", visited)[0][0]
+        visited.add(cur.id)
+        path.append(cur)
+    return path
+
+
+def clear_walk(
+    pano: Pano, start: SceneObject, modes: list[str], margin: float, box_margin: float
+) -> tuple[list[SceneObject], float, list[tuple[SceneObject, float]]] | None:
+    """The walk's stops, its smallest winning lead and the last hop's ranking; None when a
+    hop has no clear winner (centre and box surface agreeing) or lands on a hidden object."""
+    scene = pano.scene
+    cur, visited, path, lead = start, {start.id}, [], float("inf")
+    last: list[tuple[SceneObject, float]] = []
+    for mode in modes:
+        last = _rank(scene, cur, mode, "center", visited)
+        win = clear_winner(last, margin)
+        win_box = clear_winner(_rank(scene, cur, mode, "bbox", visited), box_margin)
+        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
+            return None
+        lead = min(lead, win[1])
+        cur = win[0]
+        visited.add(cur.id)
+        path.append(cur)
+    return path, lead, last
+
+
 # what T1 asks for, per mode and room type: the categories that win the comparison by
 # a clear margin, with options that are no look-alikes, in at least ~an eighth of sampled
 # rooms of that type (rarer ones would exhaust a unit's rooms; a type without enough
@@ -340,11 +380,28 @@ def _distance_target(ctx: TaskContext) -> tuple[str, tuple[str, str]]:
     return mode, answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}", index=ctx.index // 2)
 
 
+def hop_forms(ctx: TaskContext, name: str, knob: str, presets: dict[str, float]) -> str:
+    """This unit's form, "two_hop" or "one_hop": the knob's share of two-hop units, given
+    exactly per block of four units (:func:`balanced`), so the form is fixed per unit."""
+    share = float(ctx.knob(knob, presets))
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"{knob} must lie in [0, 1], got {share}")
+    k = round(4 * share)
+    return str(balanced(ctx, name, ["two_hop"] * k + ["one_hop"] * (4 - k)))
+
+
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
-    scene = pano.scene
     mode, (room_type, want) = _distance_target(ctx)
-    if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
+    if room_type_of(pano.scene) != room_type or not any(o.category == want for o in pano.scene.objects):
         return None
+    form = hop_forms(ctx, "form", "distance_two_hop_share", {"easy": 0.0, "standard": 0.5, "hard": 0.75})
+    if form == "two_hop":
+        return _build_two_hop(ctx, pano, mode, want)
+    return _build_one_hop(ctx, pano, mode, want)
+
+
+def _build_one_hop(ctx: TaskContext, pano: Pano, mode: str, want: str) -> Question | None:
+    scene = pano.scene
     margin, box_margin = distance_margins(ctx)
     anchors = pano.referable()
     for i in ctx.rng.permutation(len(anchors)):
@@ -377,10 +434,72 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
             distractors=[display(o.category) for o in picked[1:]],
             metadata={
                 **DistanceFacts(anchor=anchor.category, mode=mode).to_metadata(between={"anchor": {"anchor_id": anchor.id}}),
+                "form": "one_hop",
                 "answer_id": win[0].id,
                 "runner_up": picked[1].category,
                 "margins_m": {"center": margin, "bbox": box_margin, "bbox_lead": round(min(win_box[1], 1e6), 4)},
                 "distances": {o.id: round(d, 4) for o, d in centre},
+                "readability": record,
+            },
+            candidates=[display(o.category) for o in scene.objects],
+        )
+    return None
+
+
+def _build_two_hop(ctx: TaskContext, pano: Pano, mode: str, want: str) -> Question | None:
+    """Go from the anchor to its closest/farthest object, then ask for the object closest
+    to / farthest from THAT one (``mode``). Both hops have clear winners over every object;
+    the answer differs from what the one hop ``mode`` from the anchor gives (the glance's
+    slip of skipping the first hop), and that one-hop answer, the intermediate stop and
+    the last hop's runner-up are the MCQ's distractors."""
+    scene = pano.scene
+    margin, box_margin = distance_margins(ctx)
+    anchors = pano.referable()
+    tries = [(a, first) for a in anchors for first in ("closest", "farthest")]
+    for i in ctx.rng.permutation(len(tries)):
+        anchor, first = tries[int(i)]
+        walked = clear_walk(pano, anchor, [first, mode], margin, box_margin)
+        if walked is None:
+            continue
+        (stop, z), lead, last = walked
+        if z.category != want or stop.category in (want, anchor.category):
+            continue
+        one_hop = _ranked(scene, anchor, mode, "center")[0][0]
+        if one_hop.category in (want, anchor.category) or not pano.visible(one_hop):
+            continue
+        picked = ranked_options(pano, last, {anchor.category})
+        if picked is None or picked[0] is not z:
+            continue
+        # the hard distractors first: the one-hop answer and the stop, then the runners-up
+        hard = [one_hop, stop] + picked[1:]
+        distractors = distinct_by_name(hard, (want, anchor.category), scene=None)
+        if distractors is None:
+            continue
+        named = {display(anchor.category): anchor, display(z.category): z, **distractors}
+        record = pano.record(named, winner_margin=winner_record(lead, margin))
+        if record is None:
+            continue
+        w1 = "closest to" if first == "closest" else "farthest from"
+        w2 = "closest to" if mode == "closest" else "farthest from"
+        return Question(
+            subtype=mode,
+            body=(
+                f"Start at {the(anchor.category)} and go to the object {w1} it. Which object, other than "
+                f"{the(anchor.category)}, is {w2} that one? Compare distances between object centres in 3D, "
+                "and answer with the object's name."
+            ),
+            answer=display(z.category),
+            aliases=aliases_for(z.category),
+            distractors=list(distractors),
+            metadata={
+                **DistanceFacts(anchor=anchor.category, mode=mode, via=first).to_metadata(
+                    between={"anchor": {"anchor_id": anchor.id}}),
+                "form": "two_hop",
+                "answer_id": z.id,
+                "stop": stop.category,
+                "one_hop_answer": one_hop.category,
+                "runner_up": picked[1].category,
+                "margins_m": {"center": margin, "bbox": box_margin},
                 "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
@@ -394,11 +513,15 @@ class DistanceFacts(Facts):
 
     anchor: str
     mode: str
+    via: str = ""  # two-hop form: the first hop's mode (absent from one-hop items)
 
 
 def derive_distance(item: Item, scenes: dict[str, Scene]) -> str:
     d = DistanceFacts.from_item(item)
-    return answer_for(item, distance_answer(scenes[item.scene_id], d.anchor, d.mode))
+    scene = scenes[item.scene_id]
+    if d.via:
+        return answer_for(item, display(compositional_answer(scene, d.anchor, [d.via, d.mode])[-1].category))
+    return answer_for(item, distance_answer(scene, d.anchor, d.mode))
 
 
 @task(SUITE, "relative_distance", derive=derive_distance, description="T1: closest / farthest object to a named one")

@@ -43,6 +43,8 @@ from perspecta.suites.pcsr.common import (
     the,
 )
 from perspecta.suites.pcsr.perception import (
+    clear_walk,
+    compositional_answer,
     SECTOR_BIN,
     SECTOR_TEXT,
     SECTORS,
@@ -89,31 +91,24 @@ def transitive_answer(scene: Scene, chain: list[str], relation: str, asked: str)
     return display(chain[0] if first_wins else chain[2])
 
 
-def _rank(scene: Scene, anchor: SceneObject, mode: str, metric: str, skip: set[str]) -> list[tuple[SceneObject, float]]:
-    ranked = [(o, d) for o, d in rank_by_distance(anchor, scene.objects, mode=metric) if o.id not in skip]  # type: ignore[arg-type]
-    return ranked if mode == "closest" else ranked[::-1]
-
-
-def compositional_answer(scene: Scene, start: str, modes: list[str]) -> list[SceneObject]:
-    """The walk's stops after ``start``: each hop goes to the object closest to / farthest
-    from the current one (``modes``), never back to a stop already visited. Centre distances."""
-    cur = by_category(scene, start)
-    visited = {cur.id}
-    path: list[SceneObject] = []
-    for mode in modes:
-        cur = _rank(scene, cur, mode, "center", visited)[0][0]
-        visited.add(cur.id)
-        path.append(cur)
-    return path
-
-
-CHAIN_PLAN = (
+TRANSITIVE_PLAN = (
     ("transitive", "closer", "closer"),
     ("transitive", "closer", "farther"),
     ("transitive", "farther", "closer"),
     ("transitive", "farther", "farther"),
-    *(("compositional", "", ""),) * 4,
 )
+
+
+def chain_plan(share: float) -> tuple[tuple[str, str, str], ...]:
+    """One block of T3 units: the four transitive cases once each and as many compositional
+    walks as make ``share`` of the block (all walks at 1). Transitive chains are the
+    paper's text-only control, which any reader answers, so the share of walks, the form
+    that needs the picture, sets how much of T3 a glance can settle."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"compositional_share must lie in [0, 1], got {share}")
+    if share >= 1.0:
+        return (("compositional", "", ""),)
+    return TRANSITIVE_PLAN + (("compositional", "", ""),) * round(4 * share / (1.0 - share))
 
 
 def _build_transitive(ctx: TaskContext, pano: Pano, relation: str, asked: str) -> Question | None:
@@ -154,27 +149,6 @@ def _build_transitive(ctx: TaskContext, pano: Pano, relation: str, asked: str) -
     return None
 
 
-def _walk(
-    pano: Pano, start: SceneObject, modes: list[str], margin: float, box_margin: float
-) -> tuple[list[SceneObject], float, list[tuple[SceneObject, float]]] | None:
-    """The walk's stops, its smallest winning lead and the last hop's ranking; None when a
-    hop has no clear winner (centre and box surface agreeing) or lands on a hidden object."""
-    scene = pano.scene
-    cur, visited, path, lead = start, {start.id}, [], float("inf")
-    last: list[tuple[SceneObject, float]] = []
-    for mode in modes:
-        last = _rank(scene, cur, mode, "center", visited)
-        win = clear_winner(last, margin)
-        win_box = clear_winner(_rank(scene, cur, mode, "bbox", visited), box_margin)
-        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
-            return None
-        lead = min(lead, win[1])
-        cur = win[0]
-        visited.add(cur.id)
-        path.append(cur)
-    return path, lead, last
-
-
 def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     hops = int(ctx.knob("chain_hops", {"easy": 2, "standard": 2, "hard": 3}))
@@ -187,7 +161,7 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     for i in ctx.rng.permutation(len(tries)):
         x = starts[tries[int(i)][0]]
         modes = walks[tries[int(i)][1]]
-        walked = _walk(pano, x, modes, margin, box_margin)
+        walked = clear_walk(pano, x, modes, margin, box_margin)
         if walked is None:
             continue
         path, lead, last = walked
@@ -240,7 +214,8 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
 
 
 def _build_chain(ctx: TaskContext, pano: Pano) -> Question | None:
-    subtype, a, b = balanced(ctx, "subtype_answer", CHAIN_PLAN)
+    share = float(ctx.knob("compositional_share", {"easy": 0.5, "standard": 0.75, "hard": 0.8}))
+    subtype, a, b = balanced(ctx, "subtype_answer", chain_plan(share))
     if subtype == "transitive":
         return _build_transitive(ctx, pano, a, b)
     return _build_compositional(ctx, pano)
