@@ -394,7 +394,7 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
     mode, (room_type, want) = _distance_target(ctx)
     if room_type_of(pano.scene) != room_type or not any(o.category == want for o in pano.scene.objects):
         return None
-    form = hop_forms(ctx, "form", "distance_two_hop_share", {"easy": 0.0, "standard": 0.5, "hard": 0.75})
+    form = hop_forms(ctx, "form", "distance_two_hop_share", {"easy": 0.0, "standard": 0.75, "hard": 1.0})
     if form == "two_hop":
         return _build_two_hop(ctx, pano, mode, want)
     return _build_one_hop(ctx, pano, mode, want)
