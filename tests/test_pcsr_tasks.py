@@ -396,3 +396,39 @@ def test_mcq_answer_letters_are_balanced_per_subtype_by_construction() -> None:
         assert opts[pos].text == "sofa" and sorted(o.text for o in opts) == ["bed", "lamp", "sofa", "tv"]
     with pytest.raises(ValueError, match="position"):
         placed_options(rng, "sofa", ["bed"], 2)
+
+
+def test_t1_two_hop_offers_the_one_hop_slip_and_derives_the_walk() -> None:
+    """The two-hop form's answer differs from the one-hop answer a glance gives (closest to
+    the TV is a chair; closest to that chair, the TV aside, is the bed), and that slip and
+    the intermediate stop are MCQ distractors; re-deriving walks the same two hops."""
+    from perspecta.suites.pcsr.common import optimistic
+    from perspecta.suites.pcsr.perception import _build_two_hop
+
+    s = room()
+    q = _build_two_hop(_ctx(0, task="relative_distance"), optimistic(s), "closest", "bed")
+    assert q is not None and q.answer == "bed" and q.metadata["form"] == "two_hop"
+    assert (q.metadata["anchor"], q.metadata["via"], q.metadata["stop"]) == ("tv", "closest", "chair")
+    one_hop = distance_answer(s, "tv", "closest")
+    assert one_hop == "chair" != q.answer and one_hop in q.distractors
+    assert [o.category for o in compositional_answer(s, "tv", ["closest", "closest"])] == ["chair", "bed"]
+    assert "bed" not in q.distractors and "TV" not in q.distractors
+
+
+def test_form_shares_are_exact_per_block() -> None:
+    """T1's two-hop share and T3's compositional share are planned per block, so a preset's
+    share is what a dataset gets, and the text-only transitive control stays in T3."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.perception import hop_forms
+    from perspecta.suites.pcsr.reasoning import chain_plan
+
+    forms = Counter(hop_forms(_ctx(i, task="relative_distance"), "form", "distance_two_hop_share",
+                              {"easy": 0.0, "standard": 0.75, "hard": 1.0}) for i in range(40))
+    assert forms == {"two_hop": 30, "one_hop": 10}
+    plan = Counter(sub for sub, _, _ in chain_plan(0.75))
+    assert plan == {"transitive": 4, "compositional": 12}
+    assert Counter(sub for sub, _, _ in chain_plan(0.5)) == {"transitive": 4, "compositional": 4}
+    assert set(chain_plan(1.0)) == {("compositional", "", "")}
+    with pytest.raises(ValueError, match="compositional_share"):
+        chain_plan(1.5)
