@@ -432,3 +432,15 @@ def test_form_shares_are_exact_per_block() -> None:
     assert set(chain_plan(1.0)) == {("compositional", "", "")}
     with pytest.raises(ValueError, match="compositional_share"):
         chain_plan(1.5)
+
+
+def test_t5_facing_found_by_a_hop_matches_the_named_facing() -> None:
+    """The two-hop re-anchoring form faces the object closest to the standpoint without
+    naming it: from the plant that is the bed (2.62 m), and the sofa is then on the left
+    (facing (-2, -1.7), the sofa at (2, -2): counter-clockwise of the facing)."""
+    s = room()
+    named = reanchor_answer(s, "left_right", "plant", "bed", "sofa")
+    hopped = reanchor_answer(s, "left_right", "plant", "", "sofa", facing_hop="closest")
+    assert named == hopped == "left"
+    # facing another object (the wardrobe, (4, -1)) puts the sofa on the other side
+    assert reanchor_answer(s, "left_right", "plant", "wardrobe", "sofa") == "right"
