@@ -366,9 +366,10 @@ def test_a_sink_on_a_cabinet_base_keeps_cabinets_uncounted() -> None:
     """The kitchen sink model stands on a closed two-door base: careful and one-look judges
     both counted it as a cabinet, so no room holding it is asked to count cabinets (zero
     included), while a washbasin leaves the question open."""
-    from perspecta.suites.pcsr.perception import COUNT_LOOKALIKE_ASSETS, lookalike_in
+    from perspecta.suites.pcsr.common import LOOKALIKE_ASSETS
+    from perspecta.suites.pcsr.perception import lookalike_in
 
-    sink_unit = next(iter(COUNT_LOOKALIKE_ASSETS["cabinet"]))
+    sink_unit = next(iter(LOOKALIKE_ASSETS["cabinet"]))
     s = room()
     s.objects = [o for o in s.objects if o.category != "wardrobe"]  # a wardrobe passes for a cabinet too
     s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="sh3d:blendswap-cc-0/washbasin",
@@ -376,6 +377,28 @@ def test_a_sink_on_a_cabinet_base_keeps_cabinets_uncounted() -> None:
     assert not lookalike_in(s, "cabinet")
     s.objects[-1].asset_id = sink_unit
     assert lookalike_in(s, "cabinet") and not lookalike_in(s, "person")
+
+
+@pytest.mark.parametrize("asset", sorted(__import__("perspecta.suites.pcsr.common", fromlist=["x"]).LOOKALIKE_ASSETS["cabinet"]))
+def test_a_sink_on_a_cabinet_base_bars_cabinet_from_every_task(asset: str) -> None:
+    """Beyond counting: in a room holding the sink (or vanity) on its two-door base, no task
+    may name a cabinet, take it as an answer or offer it as a distractor (a person cannot
+    tell which "cabinet" is meant). The gate is Pano.referable() and Pano.record(), which
+    every builder goes through; a plain washbasin leaves the cabinet nameable."""
+    s = room()
+    cab = next(o for o in s.objects if o.category == "wardrobe")
+    cab.category, cab.asset_id = "cabinet", "x:cabinet"
+    s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="sh3d:blendswap-cc-0/washbasin",
+                                 category="sink", pose=Pose((-3.0, -3.0, 0.0)), size=(0.6, 0.5, 0.9)))
+    pano = _pano_with_pixels(s, tiny=set())
+    assert cab in pano.referable() and pano.record({"cabinet": cab}) is not None
+    s.objects[-1].asset_id = asset
+    pano = _pano_with_pixels(s, tiny=set())
+    assert cab not in pano.referable()
+    assert pano.record({"cabinet": cab}) is None and pano.record({"sofa": s.objects[0], "cabinet": cab}) is None
+    for i in range(12):
+        q = _build_distance(_ctx(i, task="relative_distance"), pano)
+        assert q is None or ("cabinet" not in [q.answer, *q.distractors] and "cabinet" not in q.body)
 
 
 def test_mcq_answer_letters_are_balanced_per_subtype_by_construction() -> None:

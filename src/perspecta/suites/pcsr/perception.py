@@ -130,20 +130,14 @@ COUNT_LOOKALIKES: dict[str, frozenset[str]] = {
     "chair": frozenset({"armchair", "stool"}),
     "armchair": frozenset({"chair"}),
 }
-
-# Single models that pass for another category although their own is right: the kitchen
-# sink stands on a closed two-door base unit, which a one-look judge counted as a cabinet.
-COUNT_LOOKALIKE_ASSETS: dict[str, frozenset[str]] = {
-    "cabinet": frozenset({"sh3d:blendswap-cc-by/kitchenSink"}),
-}
+# Models that pass for a category (the sink on its cabinet base) are in
+# common.LOOKALIKE_ASSETS and count through confusable().
 
 
 def lookalike_in(scene: Scene, category: str) -> bool:
     """Whether ``scene`` holds something a person could count as ``category``."""
     present = {o.category for o in scene.objects}
-    assets = {o.asset_id for o in scene.objects}
-    return (bool(COUNT_LOOKALIKES.get(category, frozenset()) & present)
-            or bool(COUNT_LOOKALIKE_ASSETS.get(category, frozenset()) & assets) or confusable(scene, category))
+    return bool(COUNT_LOOKALIKES.get(category, frozenset()) & present) or confusable(scene, category)
 
 
 def zero_askable(scene: Scene, category: str) -> bool:
