@@ -467,3 +467,57 @@ def test_t5_facing_found_by_a_hop_matches_the_named_facing() -> None:
     assert named == hopped == "left"
     # facing another object (the wardrobe, (4, -1)) puts the sofa on the other side
     assert reanchor_answer(s, "left_right", "plant", "wardrobe", "sofa") == "right"
+
+
+def test_t2_turned_form_flips_the_frame_in_half_the_items() -> None:
+    """T2 turned form: after turning on the spot to face an object, left/right is taken from
+    the new facing. The glance answer (the object's side of the panorama) is the distractor
+    and is wrong exactly in the planned flip half; answers re-derive from the scene."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.perception import (
+        TURNED_PLAN,
+        TURNED_SHARE,
+        _build_direction,
+        form_ordinal,
+        hop_forms,
+        panorama_side,
+    )
+
+    s = room()
+    cam = s.camera("pano")
+    wardrobe = by_cat(s, "wardrobe")
+    # the wardrobe shows right of centre (+14 deg); facing the TV (right, +90) it is on the left
+    assert panorama_side(wardrobe, cam, 10.0) == "right"
+    assert direction_answer(s, "turned_left_right", "wardrobe", "tv", 10.0) == "left"
+    # facing the plant (left, -90) it is behind-right: no flip
+    assert direction_answer(s, "turned_left_right", "wardrobe", "plant", 10.0) == "right"
+    # exact shares: 3 of 4 units turned at standard; the flip plan is exact among turned units
+    forms = [hop_forms(_ctx(i, task="relative_direction"), "form", "direction_turned_share", TURNED_SHARE)
+             for i in range(32)]
+    assert Counter(forms) == {"two_hop": 24, "one_hop": 8}
+    turned = [i for i, f in enumerate(forms) if f == "two_hop"]
+    assert [form_ordinal(_ctx(i, task="relative_direction"), "form", "direction_turned_share", TURNED_SHARE)
+            for i in turned] == list(range(24))
+    plans = Counter(balanced(_ctx(i, task="relative_direction"), "turned_plan", TURNED_PLAN, index=k)[1]
+                    for k, i in enumerate(turned))
+    assert plans == {True: 12, False: 12}
+    pano = _pano_with_pixels(s, tiny=set())
+    built = 0
+    for i in turned[:8]:
+        q = _build_direction(_ctx(i, task="relative_direction"), pano)
+        if q is None:
+            continue
+        built += 1
+        m = q.metadata
+        a, f = by_cat(s, m["object_a"]), by_cat(s, m["object_b"])
+        assert q.subtype == "turned_left_right" and m["form"] == "turned"
+        assert q.answer == direction_answer(s, "turned_left_right", a.category, f.category, m["margin_deg"])
+        assert m["panorama_side"] == panorama_side(a, cam, m["margin_deg"])
+        assert m["frame_flip"] == (q.answer != m["panorama_side"])
+        assert q.distractors == ["right" if q.answer == "left" else "left"]
+    assert built >= 2
+
+
+def by_cat(s: Scene, category: str) -> SceneObject:
+    return next(o for o in s.objects if o.category == category)

@@ -47,12 +47,13 @@ from perspecta.world.oracle import (
     camera_yaw,
     left_right,
     observer_relation,
+    observer_side,
     panorama_longitude,
     rank_by_distance,
     wrap180,
 )
 from perspecta.world.readability import bin_margin
-from perspecta.world.scene import Scene, SceneObject
+from perspecta.world.scene import Camera, Scene, SceneObject
 
 DIST_MARGIN = 0.4  # metres: the margin derive-side checks assume at least (old default)
 BBOX_RATIO = 0.4  # the box-surface margin as a share of the centre-distance margin
@@ -377,11 +378,23 @@ def _distance_target(ctx: TaskContext) -> tuple[str, tuple[str, str]]:
 def hop_forms(ctx: TaskContext, name: str, knob: str, presets: dict[str, float]) -> str:
     """This unit's form, "two_hop" or "one_hop": the knob's share of two-hop units, given
     exactly per block of four units (:func:`balanced`), so the form is fixed per unit."""
+    return str(balanced(ctx, name, _form_values(ctx, knob, presets)))
+
+
+def _form_values(ctx: TaskContext, knob: str, presets: dict[str, float]) -> list[str]:
     share = float(ctx.knob(knob, presets))
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"{knob} must lie in [0, 1], got {share}")
     k = round(4 * share)
-    return str(balanced(ctx, name, ["two_hop"] * k + ["one_hop"] * (4 - k)))
+    return ["two_hop"] * k + ["one_hop"] * (4 - k)
+
+
+def form_ordinal(ctx: TaskContext, name: str, knob: str, presets: dict[str, float]) -> int:
+    """How many earlier units got this unit's form: numbers the units of one form 0, 1, 2,
+    ... so a plan drawn with ``balanced(..., index=ordinal)`` is exact within the form."""
+    values = _form_values(ctx, knob, presets)
+    mine = balanced(ctx, name, values)
+    return sum(1 for j in range(ctx.index) if balanced(ctx, name, values, index=j) == mine)
 
 
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
@@ -531,6 +544,8 @@ def direction_answer(scene: Scene, subtype: str, a: str, b: str | None, margin: 
     oa = by_category(scene, a)
     if subtype == "pair_left_right":
         return left_right(oa, by_category(scene, b or ""), cam, angle_margin=margin)
+    if subtype == "turned_left_right":  # turned on the spot to face ``b``
+        return observer_side(cam.position, by_category(scene, b or ""), oa, margin=margin)
     return observer_relation(cam.position, camera_yaw(cam), oa, margin=margin)
 
 
@@ -542,8 +557,27 @@ DIRECTION_PLAN = (
 )
 
 
+# turned form: (answer, whether it differs from the object's side in the panorama, MCQ
+# position); the frame flips in exactly half of the turned items, so neither the glance
+# answer (the panorama side) nor its opposite is a shortcut
+TURNED_PLAN = tuple((s, flip, p) for s in ("left", "right") for flip in (False, True) for p in (0, 1))
+TURNED_SHARE = {"easy": 0.0, "standard": 0.75, "hard": 1.0}  # share of T2 units in the turned form
+
+
+def panorama_side(obj: SceneObject, cam: Camera, margin: float) -> str | None:
+    """The side of the panorama's centre line the object shows on (the viewer-frame glance
+    answer), None within ``margin`` degrees of straight ahead or of the seam."""
+    lon = panorama_longitude(obj, cam)
+    if abs(lon) <= margin or abs(lon) >= 180.0 - margin:
+        return None
+    return "right" if lon > 0 else "left"
+
+
 def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
+    form = hop_forms(ctx, "form", "direction_turned_share", TURNED_SHARE)
+    if form == "two_hop":
+        return _build_turned(ctx, pano)
     subtype, want, position = balanced(ctx, "subtype_answer", DIRECTION_PLAN)
     objs = pano.referable()
     if subtype == "pair_left_right":
@@ -570,7 +604,7 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
                 aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side"],
                 distractors=["right" if ans == "left" else "left"],
                 metadata={**DirectionFacts(object_a=a.category, object_b=b.category, margin_deg=margin).to_metadata(
-                    between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
+                    between={"object_b": {"frame_of_reference": "observer"}}), "readability": record, "form": "viewer"},
                 candidates=["left", "right"],
                 answer_position=position,
             )
@@ -596,8 +630,52 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=[SECTOR_TEXT[ans]] + (["back", "behind me"] if ans == "behind" else []),
             distractors=[s for s in SECTORS if s != ans],
             metadata={**DirectionFacts(object_a=a.category, object_b=None, margin_deg=margin).to_metadata(
-                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
+                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record, "form": "viewer"},
             candidates=list(SECTORS),
+        )
+    return None
+
+
+def _build_turned(ctx: TaskContext, pano: Pano) -> Question | None:
+    """Frame switch: the observer turns on the spot to face one object and is asked on which
+    side another now is. The glance answer is the object's side in the panorama (right of
+    the centre = right); it is wrong exactly when the turn carries the facing line past the
+    object, which the plan makes half the items, so that slip is the distractor."""
+    scene, cam = pano.scene, pano.camera
+    want, flip, position = balanced(ctx, "turned_plan", TURNED_PLAN,
+                                    index=form_ordinal(ctx, "form", "direction_turned_share", TURNED_SHARE))
+    margin = float(ctx.knob("turned_margin_deg", {"easy": 25.0, "standard": 20.0, "hard": 15.0}))
+    min_turn = float(ctx.knob("turned_min_turn_deg", {"easy": 45.0, "standard": 45.0, "hard": 30.0}))
+    objs = pano.referable()
+    pairs = [(a, f) for a in objs for f in objs if a is not f]
+    for i in ctx.rng.permutation(len(pairs)):
+        a, f = pairs[int(i)]
+        turn = abs(panorama_longitude(f, cam))
+        if turn < min_turn:
+            continue  # a turn of a few degrees would leave every answer as it looks
+        ans = direction_answer(scene, "turned_left_right", a.category, f.category, margin)
+        seen = panorama_side(a, cam, margin)
+        if ans != want or seen is None or (ans != seen) != flip:
+            continue
+        sep = abs(float(wrap180(panorama_longitude(a, cam) - panorama_longitude(f, cam))))
+        record = pano.record({display(a.category): a, display(f.category): f},
+                             winner_margin=winner_record(min(sep, 180.0 - sep), margin, "deg"))
+        if record is None:
+            continue
+        return Question(
+            subtype="turned_left_right",
+            body=(
+                f"Imagine that, without moving from your spot, you turn to face {the(f.category)}. "
+                f"Is {the(a.category)} then on your left or on your right? Answer left or right."
+            ),
+            answer=ans,
+            aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side", f"on my {ans}"],
+            distractors=["right" if ans == "left" else "left"],
+            metadata={**DirectionFacts(object_a=a.category, object_b=f.category, margin_deg=margin).to_metadata(
+                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record,
+                "form": "turned", "frame_flip": bool(flip), "panorama_side": seen, "turn_deg": round(turn, 1)},
+            candidates=["left", "right"],
+            answer_position=position,
         )
     return None
 
