@@ -17,7 +17,7 @@ from perspecta.suites.pcsr.panoramic import (
     seam_pair_answer,
 )
 from perspecta.suites.context import TaskContext
-from perspecta.suites.pcsr.common import Pano, balanced
+from perspecta.suites.pcsr.common import Pano, balanced, display
 from perspecta.suites.pcsr.perception import (
     _build_distance,
     clear_winner,
@@ -521,3 +521,45 @@ def test_t2_turned_form_flips_the_frame_in_half_the_items() -> None:
 
 def by_cat(s: Scene, category: str) -> SceneObject:
     return next(o for o in s.objects if o.category == category)
+
+
+def test_t7_two_step_turn_offers_the_one_step_view_as_the_slip() -> None:
+    """T7 two-step form: face X, then turn 90 degrees further. The view is re-derived from
+    the scene with the second turn; the first distractor is an object the first turn alone
+    shows (the one-step slip); 3 of 4 units take the form at standard, turns balanced."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.panoramic import FOV_TWO_STEP_SHARE, SECOND_TURNS, _build_fov, fov_statuses
+    from perspecta.suites.pcsr.perception import hop_forms
+
+    s = room()
+    px = {o.id: 5000 for o in s.objects}
+    # facing the sofa (+X) then turning 90 right: now facing -Y, the TV straight ahead
+    assert fov_statuses(s, "sofa", 90, px, 8.0, 90.0)["tv"] == "in"
+    assert fov_statuses(s, "sofa", 90, px, 8.0, 90.0)["wardrobe"] == "out"  # in the one-step view
+    assert fov_statuses(s, "sofa", 90, px, 8.0)["wardrobe"] == "in"
+    assert fov_statuses(s, "sofa", 90, px, 8.0, -90.0)["plant"] == "in"  # left turn: facing +Y
+    forms = [hop_forms(_ctx(i, task="limited_fov"), "form", "fov_two_step_share", FOV_TWO_STEP_SHARE)
+             for i in range(40)]
+    assert Counter(forms) == {"two_hop": 30, "one_hop": 10}
+    assert Counter(balanced(_ctx(i, task="limited_fov"), "second_turn", SECOND_TURNS) for i in range(40)) == {
+        90.0: 20, -90.0: 20}
+    pano = _pano_with_pixels(s, tiny=set())
+    seen = 0
+    for i in range(24):
+        q = _build_fov(_ctx(i, task="limited_fov"), pano)
+        if q is None or q.metadata["form"] != "two_step":
+            continue
+        seen += 1
+        m = q.metadata
+        st = fov_statuses(s, m["facing"], m["fov"], pano.visible_px, m["fov_margin_deg"], m["then_turn_cw"])
+        first = fov_statuses(s, m["facing"], m["fov"], pano.visible_px, m["fov_margin_deg"])
+        ans = next(c for c in st if display(c) == q.answer)
+        assert st[ans] == "in" and abs(m["then_turn_cw"]) == 90.0
+        slip = q.distractors[0]
+        assert slip in {display(c) for c in m["one_step_slips"]}
+        assert first[next(c for c in st if display(c) == slip)] == "in"
+        assert all(st[c] == "out" for c in st if display(c) in q.distractors)
+        if q.open_answer == "no":
+            assert m["target"] in m["one_step_slips"]
+    assert seen >= 1
