@@ -216,16 +216,39 @@ def count_max(ctx: TaskContext) -> int:
     return int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 3}))
 
 
-def _count_target(ctx: TaskContext) -> tuple[int, str, str]:
-    n, room_type, category = balanced(ctx, "count_cell", count_plan(count_max(ctx)))
-    return int(n), str(room_type), str(category)
+# Counting beyond subitizing: the "many" form counts 3..6 chairs in offices (the one cell
+# whose plan reaches six chairs often enough: a desk or table with its chairs), all four
+# values asked equally often and all four offered, so neither the value nor the option
+# set says anything. Look-alikes (armchairs, stools) bar the room as in the "few" form.
+COUNT_MANY_CELLS: dict[str, tuple[str, ...]] = {"office": ("chair",)}
+COUNT_MANY_RANGE = (3, 6)
+COUNT_MANY_SHARE = {"easy": 0.0, "standard": 0.5, "hard": 0.5}
+
+
+def count_many_plan() -> list[tuple[int, str, str]]:
+    lo, hi = COUNT_MANY_RANGE
+    return [(v, rt, c) for v in range(lo, hi + 1) for rt in sorted(COUNT_MANY_CELLS) for c in COUNT_MANY_CELLS[rt]
+            if set(range(lo, hi + 1)) <= plan_counts(rt, c)]
+
+
+def _count_target(ctx: TaskContext) -> tuple[int, str, str, int, int]:
+    """This unit's (count, room type, category, lowest and highest value offered); each
+    form's plan is balanced over the units of that form (``form_ordinal``)."""
+    many = hop_forms(ctx, "form", "count_many_share", COUNT_MANY_SHARE) == "two_hop"
+    k = form_ordinal(ctx, "form", "count_many_share", COUNT_MANY_SHARE)
+    if many:
+        n, room_type, category = balanced(ctx, "count_cell", count_many_plan(), index=k)
+        lo, hi = COUNT_MANY_RANGE
+    else:
+        n, room_type, category = balanced(ctx, "count_cell", count_plan(count_max(ctx)), index=k)
+        lo, hi = 0, count_max(ctx)
+    return int(n), str(room_type), str(category), lo, hi
 
 
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    top = count_max(ctx)
-    values = list(range(0, top + 1))
-    n, room_type, category = _count_target(ctx)
+    n, room_type, category, low, top = _count_target(ctx)
+    values = list(range(low, top + 1))
     if room_type_of(scene) != room_type:
         return None
     instances = counted_instances(pano, category)
@@ -244,12 +267,13 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
         subtype="count",
         body=(
             f"How many {plural(category)} are in the room? Count whole objects, not image regions; "
-            "the answer may be zero."
+            + ("the answer may be zero." if low == 0 else "count every one, however many.")
         ),
         answer=str(n),
         aliases=number_aliases(n),
         distractors=[str(v) for v in chosen],
-        metadata={**CountFacts(category=category).to_metadata(), "count_3d": n, "count_range": [0, top], "readability": record},
+        metadata={**CountFacts(category=category).to_metadata(), "count_3d": n, "count_range": [low, top],
+                  "form": "many" if low > 0 else "few", "readability": record},
         candidates=[str(v) for v in range(11)],
     )
 
@@ -394,7 +418,10 @@ def form_ordinal(ctx: TaskContext, name: str, knob: str, presets: dict[str, floa
     ... so a plan drawn with ``balanced(..., index=ordinal)`` is exact within the form."""
     values = _form_values(ctx, knob, presets)
     mine = balanced(ctx, name, values)
-    return sum(1 for j in range(ctx.index) if balanced(ctx, name, values, index=j) == mine)
+    # every full block before this one gives the form exactly its multiplicity
+    start = ctx.index - ctx.index % len(values)
+    earlier = sum(1 for j in range(start, ctx.index) if balanced(ctx, name, values, index=j) == mine)
+    return (start // len(values)) * values.count(mine) + earlier
 
 
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
