@@ -132,6 +132,19 @@ def test_inter_object_by_hand(yaw_b: float, coarse: str, granular: str) -> None:
     assert chosen(g, inter_object.derive(g, s)) == granular
 
 
+def test_inter_object_turn_toward_a_frontless_a_is_decidable() -> None:
+    """B's turn toward A needs only B's front: a table as A still has a position (a blind judge
+    caught a key of "Cannot be determined" here); the coarse question compares both fronts."""
+    c = item("inter_object_direction", "coarse", [t for _, t, _, _ in inter_object.COARSE] + [CANNOT_DETERMINE])
+    g = item("inter_object_direction", "granular", [r[1] for r in inter_object.GRANULAR] + [CANNOT_DETERMINE])
+    table_a = scenes(obj("obj0", 0.0, has_front=False, cat="table"), obj("obj1", 90.0, pos=(2.0, 0.0, 0.0)))
+    assert chosen(g, inter_object.derive(g, table_a)) == "46 to 90 degrees counter-clockwise"
+    assert chosen(c, inter_object.derive(c, table_a)) == CANNOT_DETERMINE
+    ball_b = scenes(obj("obj0", 0.0), obj("obj1", 90.0, pos=(2.0, 0.0, 0.0), has_front=False, cat="ball"))
+    assert chosen(g, inter_object.derive(g, ball_b)) == CANNOT_DETERMINE
+    assert chosen(c, inter_object.derive(c, ball_b)) == CANNOT_DETERMINE
+
+
 def test_image_operations_by_hand() -> None:
     img = np.zeros((3, 3), dtype=int)
     img[0, 0] = 1  # a mark in the top-left corner
@@ -168,7 +181,9 @@ def test_small_generated_dataset_validates(tmp_path: Path) -> None:
     report = validate_dataset(out)
     assert report.ok, report
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
-    assert len({it["subtype"] for it in items}) == 14
+    # 7 tasks x (coarse, granular), plus the frame-switch forms of directional facing and
+    # viewer-scene direction at standard
+    assert len({it["subtype"] for it in items}) == 16
     for it in items:
         q = it["question"]
         positions = [q.index(p) for p in ("TASK:", "CONTEXT:", "OPTIONS:", "FORMAT YOUR RESPONSE AS:", "EXAMPLES:")]
@@ -176,8 +191,9 @@ def test_small_generated_dataset_validates(tmp_path: Path) -> None:
         assert q.count("<image>") == len(it["images"]) == (2 if it["task"] in (
             "compound_rotation", "viewer_scene_direction") else 1)
         texts = [o["text"] for o in it["options"]]
-        assert CANNOT_DETERMINE in texts and len(set(texts)) == len(texts)
         md = it["metadata"]
+        # every question offers "Cannot be determined", except the two-way frame-switch forms
+        assert (CANNOT_DETERMINE in texts) == (md.get("form") is None) and len(set(texts)) == len(texts)
         assert set(md["option_values"]) == {o["label"] for o in it["options"]}
         assert md["option_values"][it["answer"]] == md["answer_value"]
         assert md["n_options"] == len(texts) and md["category"] and md["source"] in ("proc", "sh3d")

@@ -159,3 +159,34 @@ def test_a_unit_that_cannot_be_made_is_one_line_and_keeps_finished_units(tmp_pat
     line = next(ln for ln in text.splitlines() if "generation stopped" in ln)
     assert "pcsr/relative_distance unit 0" in line and "distance_margin_m" in line and "rooms tried" in line
     assert any((out / ".parts" / "dori" / "view_parallelism").iterdir()), "the finished unit was kept"
+
+
+def test_pool_takes_each_tasks_first_unit_then_the_costliest_task() -> None:
+    """LongestFirst: one probe per task in plan order, then always the task with the highest
+    mean cost so far (a task still unmeasured counts as costliest), every unit exactly once."""
+    from perspecta.dataset.generate import LongestFirst, Unit
+
+    units = [Unit("s", t, i) for t in ("cheap", "dear", "mid") for i in range(3)]
+    order = LongestFirst(units)
+    probes = [order.pop() for _ in range(3)]
+    assert [u.task for u in probes] == ["cheap", "dear", "mid"]
+    order.record(probes[0], 1.0)
+    order.record(probes[2], 2.0)
+    assert order.pop().task == "dear"  # its probe has not reported: unknown counts as costliest
+    order.record(probes[1], 9.0)
+    rest = []
+    while order:
+        u = order.pop()
+        rest.append(u.task)
+        order.record(u, {"cheap": 1.0, "dear": 9.0, "mid": 2.0}[u.task])
+    assert rest == ["dear", "mid", "mid", "cheap", "cheap"]
+    assert not order
+
+
+def test_two_workers_over_several_tasks_equal_serial(tmp_path: Path) -> None:
+    """Units of several tasks leave the pool out of plan order (LongestFirst): the dataset
+    is still the serial run's, byte for byte."""
+    config = dict(suites=["dori"], n=2, seed=5, tasks=["dori/view_parallelism", "dori/directional_facing"])
+    generate_dataset(tmp_path / "serial", GenerationConfig(**config))
+    generate_dataset(tmp_path / "par", GenerationConfig(**config), workers=2)
+    assert tree_digest(tmp_path / "par") == tree_digest(tmp_path / "serial")

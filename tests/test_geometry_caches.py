@@ -61,3 +61,112 @@ def test_camera_projection_follows_edits_to_the_camera() -> None:
     assert np.array_equal(z2, fresh(cam)[:, 2]) and not np.array_equal(uv, uv2)
     assert "_matrices_cache" not in Camera.from_dict(cam.metadata()).__dict__
     assert Camera.from_dict(cam.metadata()) == cam
+
+
+def _numpy_sat(a, b, gap: float) -> bool:
+    """The separating-axis test on numpy 2-vectors, as Rect.overlaps computed it before its
+    plain-float pass (the reference whose rounding past layouts depend on)."""
+    import numpy as np
+
+    d = np.array([b.cx - a.cx, b.cy - a.cy])
+    return not any(abs(float(d @ u)) > a.radius_along(u) + b.radius_along(u) + gap for u in (*a.axes(), *b.axes()))
+
+
+def test_rect_fast_paths_answer_like_the_numpy_tests() -> None:
+    """overlaps (plain floats, numpy only near the threshold), inside_box and footprint give
+    the answers of the numpy SAT, of corners() and of Rect.of(make_object(...)) on random
+    rects, touching pairs (margins at the threshold) included."""
+    import math
+
+    import numpy as np
+
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.world.samplers.common import Instance, Rect, footprint, make_object
+
+    rng = np.random.default_rng(4)
+    near = 0
+    for _ in range(40000):
+        a = Rect(*rng.uniform(-3, 3, 2), *rng.uniform(0.05, 1.5, 2), float(rng.choice([0.0, 90.0, rng.uniform(0, 360)])))
+        if rng.random() < 0.3:  # b exactly touching a along a's x axis (the slack path)
+            c, s = math.cos(math.radians(a.yaw)), math.sin(math.radians(a.yaw))
+            hx = float(rng.uniform(0.05, 1.5))
+            dist = a.hx + hx
+            b = Rect(a.cx + dist * c, a.cy + dist * s, hx, float(rng.uniform(0.05, 1.5)), a.yaw)
+            near += 1
+        else:
+            b = Rect(*rng.uniform(-3, 3, 2), *rng.uniform(0.05, 1.5, 2), float(rng.uniform(0, 360)))
+        gap = float(rng.choice([0.0, 0.05, 0.2]))
+        assert a.overlaps(b, gap) == _numpy_sat(a, b, gap)
+        box = tuple(float(v) for v in (-2.5, 2.5, -2.0, 2.0))
+        corners = a.corners()
+        inside = bool(corners[:, 0].min() >= box[0] - 1e-9 and corners[:, 0].max() <= box[1] + 1e-9
+                      and corners[:, 1].min() >= box[2] - 1e-9 and corners[:, 1].max() <= box[3] + 1e-9)
+        assert a.inside_box(*box) == inside
+        xs, ys = a._corner_floats()
+        assert xs == tuple(corners[:, 0].tolist()) and ys == tuple(corners[:, 1].tolist())
+    assert near > 10000
+    info = AssetLibrary.default().all()[0]
+    for _ in range(2000):
+        inst = Instance(info, {}, 1.0, rng.uniform(0.1, 2.0, 3))
+        x, y, yaw = rng.uniform(-5, 5), rng.uniform(-5, 5), rng.uniform(-720, 720)
+        assert footprint(inst, x, y, yaw) == Rect.of(make_object("o", inst, x, y, yaw))
+
+
+def test_wrap180_scalars_and_cached_rotations_match_the_array_arithmetic() -> None:
+    """wrap180's plain-float path gives the array path's floats; rotation_matrix's cache
+    returns the computed matrix bit for bit, a fresh copy each time, and keeps -0.0
+    apart from 0.0."""
+    import math
+
+    import numpy as np
+
+    from perspecta.world.orientation import wrap180
+    from perspecta.world.rotation import rotation_matrix
+
+    rng = np.random.default_rng(1)
+    values = list(rng.uniform(-2000, 2000, 20000)) + [0.0, -0.0, 180.0, -180.0, 540.0, -540.0, 1e-300, -1e-300, 360.0]
+    for v in values:
+        fast = wrap180(float(v))
+        slow = float(wrap180(np.array([v]))[0])
+        assert math.copysign(1, fast) == math.copysign(1, slow) and (fast == slow), v
+    assert math.isnan(wrap180(float("nan")))
+    for _ in range(2000):
+        y, p, r = (float(x) for x in rng.uniform(-400, 400, 3))
+        first, again = rotation_matrix(y, p, r), rotation_matrix(y, p, r)
+        assert first.tobytes() == again.tobytes() and first is not again
+        first[0, 0] = 99.0  # a caller's edit stays its own
+        assert rotation_matrix(y, p, r)[0, 0] != 99.0
+    def fresh(y: float, p: float, r: float) -> np.ndarray:
+        cy, sy, cp, sp = math.cos(math.radians(y)), math.sin(math.radians(y)), math.cos(math.radians(p)), math.sin(math.radians(p))
+        cr, sr = math.cos(math.radians(r)), math.sin(math.radians(r))
+        return (np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]]) @ np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+                @ np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]]))
+
+    for angles in [(0.0, -0.0, 0.0), (-0.0, 0.0, -0.0), (-0.0, -0.0, -0.0), (90.0, -0.0, 180.0), *rng.uniform(-400, 400, (200, 3))]:
+        y, p, r = (float(a) for a in angles)
+        assert rotation_matrix(y, p, r).tobytes() == fresh(y, p, r).tobytes()
+
+
+def test_bbox_distance_cache_returns_the_solved_distance() -> None:
+    """The kept box distance is the solver's own float for those exact poses and sizes, and
+    a moved box is solved again."""
+    import numpy as np
+
+    from perspecta.world.orientation import _bbox_distance, bbox_distance
+    from perspecta.world.scene import Pose, SceneObject
+
+    rng = np.random.default_rng(2)
+
+    def obj(i: int) -> SceneObject:
+        return SceneObject(f"o{i}", "proc:box", "box", Pose(tuple(float(v) for v in rng.uniform(-3, 3, 3)),
+                           yaw=float(rng.uniform(0, 360))), size=tuple(float(v) for v in rng.uniform(0.2, 1.5, 3)))
+
+    objs = [obj(i) for i in range(12)]
+    for a in objs:
+        for b in objs:
+            first = bbox_distance(a, b)
+            assert first == _bbox_distance(a, b) == bbox_distance(a, b)
+    a, b = objs[0], objs[1]
+    moved = SceneObject(b.id, b.asset_id, b.category, Pose((b.pose.position[0] + 5.0, *b.pose.position[1:]), yaw=b.pose.yaw),
+                        size=b.size)
+    assert bbox_distance(a, moved) == _bbox_distance(a, moved) != bbox_distance(a, b)

@@ -138,3 +138,29 @@ def test_audit_features_leave_the_key_out() -> None:
     assert f["subject"] == "dog" and f["n_images"] == 2.0
     assert f["target_pixels"] == 800.0 and f["target_box_side"] == 42.0
     assert not any("negative" in k or "heading" in k for k in f)
+
+
+def test_obj_m_image_slide_is_balanced_across_forms() -> None:
+    """Whether the subject slides in the picture (the glance cue) must not predict the
+    answer: over whole cycles of the form stratum it slides in a third of the "yes" and a
+    third of the "no" units, and points the wrong way (the misleading form) in a third."""
+    slides = {True: 0, False: 0}
+    wrong = 0
+    n = 2 * 3 * 8  # eight cycles of the three forms, one pair per form each
+    for i in range(n):
+        ctx = _ctx(i, 7, task="obj_m")
+        yes, form = common.wants_yes(ctx), common.stratum(ctx, "form", objects.M_FORMS)
+        slid = form != "follow" and yes == (form == "truthful")
+        slides[yes] += slid
+        wrong += form == "misleading"
+    assert slides[True] == slides[False] == n // 6
+    assert wrong == n // 3
+
+
+def test_obj_m_anchor_decides_who_keeps_the_pixel() -> None:
+    p0, spot = np.array([0.0, 0.0, 0.4]), np.array([1.3, 0.0])
+    for yes in (True, False):
+        p1 = spot if yes else p0[:2]
+        assert np.allclose(objects._anchor("follow", p0, spot, p1), p1)
+        assert np.allclose(objects._anchor("misleading", p0, spot, p1), spot)
+        assert np.allclose(objects._anchor("truthful", p0, spot, p1), p0[:2])

@@ -14,7 +14,7 @@ from perspecta.dataset.schema import check_item
 from perspecta.suites import registry
 from perspecta.suites.lrr.common import question_for_mode
 from perspecta.suites.lrr.depth_camera import derive_ca_m, derive_ca_r, derive_dep
-from perspecta.suites.lrr.objects import HEADINGS, derive_hd, derive_m, derive_md
+from perspecta.suites.lrr.objects import HEADINGS, M_FORMS, derive_hd, derive_m, derive_md
 from perspecta.suites.lrr.position import derive_multi, derive_pos, region_of
 from perspecta.suites.lrr.world import ground_point, raised_camera
 from perspecta.world import readability
@@ -237,6 +237,18 @@ def test_generated_units_are_balanced_and_rederive(task_name: str, gen_env) -> N
                 same = [o.id for o in scenes[it.scene_id].objects if o.id.startswith("same")]
                 assert len(same) == ctx.knobs["n_same_category"] > 0
                 assert all(region_of(scenes[it.scene_id], o) != it.metadata["asked_region"] for o in same)
+            if task_name == "obj_m":  # the form says who keeps its pixel; the posts are there to decide
+                form, slide = it.metadata["form"], it.metadata["subject_slide_px"]
+                assert form in M_FORMS
+                if form == "follow":
+                    assert slide < 2.0
+                else:
+                    assert (slide >= 0.08 * 512) == ((it.answer == "yes") == (form == "truthful"))
+                a = scenes[it.metadata["scene_ids"][0]]
+                p0 = np.asarray(a.object("target").pose.position)[:2]
+                near = [o for o in a.objects if o.id.startswith("lm")
+                        and np.linalg.norm(np.asarray(o.pose.position)[:2] - p0) < 2.0]
+                assert len(near) >= 2, "landmark posts stand beside the subject's spot"
             if task_name == "obj_hd" and it.answer == "no":  # near-miss: the neighbouring bin
                 gap = HEADINGS[it.metadata["asked_heading"]] - HEADINGS[it.metadata["true_heading"]]
                 assert gap % 360.0 in (90.0, 270.0)
@@ -272,3 +284,101 @@ def test_png_level_comes_from_the_suite_spec(gen_env) -> None:  # type: ignore[n
     pos = raw.index(b"IDAT") + 4
     flevel = raw[pos + 1] >> 6  # zlib header FLEVEL: 0 fastest, 1 fast, 2 default (6), 3 best
     assert flevel == (1 if png_compress_level("lrr") < 6 else 2), zlib.ZLIB_VERSION
+
+
+def _units(task_name: str, indices: range, gen_env, root_seed: int = 5):  # type: ignore[no-untyped-def]
+    """The base items and scenes of units ``indices`` of one task (standard preset)."""
+    from perspecta.suites.context import TaskContext
+
+    lib, renderer, out = gen_env
+    td = registry.get_task("lrr", task_name)
+    for index in indices:
+        ctx = TaskContext(suite="lrr", task=task_name, index=index, root_seed=root_seed, library=lib,
+                          renderer=renderer, out_dir=Path(out))
+        items = td.generate(ctx)
+        yield next(it for it in items if it.variant == "base"), {s.scene_id: s for s in ctx.scenes}
+
+
+def test_ca_m_counter_form_misleads_the_far_scene_only(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Counter form: in every sideways step the far blocks slide the wrong way and the
+    nearest street thing the honest way (the cue that decides), and a negative states
+    exactly the far-scene reading, so the glance answer is wrong either way."""
+    from perspecta.suites.lrr.depth_camera import CA_M_FORMS, counter_step_ok
+
+    forms = []
+    for it, scenes in _units("ca_m", range(4), gen_env):
+        form, moves = it.metadata["form"], it.metadata["true_moves"]
+        forms.append(form)
+        assert form in CA_M_FORMS
+        if form != "counter":
+            continue
+        cams = scenes[it.scene_id].cameras
+        sideways = [k for k, m in enumerate(moves) if m in ("left", "right")]
+        assert sideways
+        for k in sideways:
+            assert counter_step_ok(cams[k], cams[k + 1], scenes[it.scene_id], moves[k])
+            assert (it.metadata["turns_deg"][k] < 0) == (moves[k] == "right")  # panned against the move
+        if it.answer == "no":
+            flipped = [{"left": "right", "right": "left"}.get(m, m) for m in moves]
+            assert it.metadata["stated_moves"] == flipped
+    assert sorted(forms) == ["counter", "counter", "plain", "plain"]  # two pairs: one of each form
+
+
+def test_ca_r_confound_form_slides_near_things_against_one_turn(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Confound form: at the confounded shown step the far blocks show the turn and the
+    nearest street thing slides the other way; in a "no" that step is the one whose turn
+    really reverses (so the near things look consistent), in a "yes" any step."""
+    from perspecta.suites.lrr.depth_camera import CA_R_FORMS, _reversed_step, confound_step_ok
+    from perspecta.world.oracle import camera_turn
+
+    forms = []
+    for it, scenes in _units("ca_r", range(4), gen_env):
+        form, k = it.metadata["form"], it.metadata["confounded_step"]
+        forms.append(form)
+        assert form in CA_R_FORMS
+        if form != "confound":
+            assert k is None
+            continue
+        scene = scenes[it.scene_id]
+        cams = scene.cameras
+        assert confound_step_ok(cams[k], cams[k + 1], scene)
+        turns = [camera_turn(a, b) for a, b in zip(cams, cams[1:])]
+        if it.answer == "no":
+            assert k == _reversed_step(it.metadata["shown_order"])
+            assert sum((t > 0) == (turns[k] > 0) for t in turns) == 1
+        else:
+            assert all((t > 0) == (turns[0] > 0) for t in turns)
+    assert sorted(forms) == ["confound", "confound", "plain", "plain"]
+
+
+def test_reversed_step_names_the_odd_turn() -> None:
+    from perspecta.suites.lrr.depth_camera import _ONE_STEP_SWAPS, _reversed_step
+
+    for i, j in _ONE_STEP_SWAPS:
+        order = [0, 1, 2, 3]
+        order[i], order[j] = order[j], order[i]
+        k = _reversed_step(order)
+        assert abs(order[k + 1] - order[k]) == 1  # a single step's turn is the one reversed
+
+
+def test_obj_md_carried_form_reverses_the_subject_slide(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Carried form: in every step the subject slides against the way a fixed camera
+    would see it go while the nearest post slides clearly (the ground shows the camera
+    moved); the fixed form keeps one camera. Two pairs hold one pair of each form."""
+    from perspecta.suites.lrr.objects import MD_FORMS, carried_step_misleads
+
+    forms = []
+    for it, scenes in _units("obj_md", range(4), gen_env):
+        form = it.metadata["form"]
+        forms.append(form)
+        assert form in MD_FORMS
+        frames = [scenes[s] for s in it.metadata["scene_ids"]]
+        cams = [f.camera("main") for f in frames]
+        if form == "fixed":
+            assert all(c == cams[0] for c in cams)
+            continue
+        # the uncarried camera: the one shot with the subject at its middle spot (offset 0)
+        ref = next(c for c, src in zip(cams, it.metadata["shown_order"]) if src == 1)
+        for (ca, cb), (a, b) in zip(zip(cams, cams[1:]), zip(frames, frames[1:])):
+            assert carried_step_misleads(ref, (ca, cb), a, b)
+    assert sorted(forms) == ["carried", "carried", "fixed", "fixed"]

@@ -528,3 +528,21 @@ def test_shadow_map_reuse_matches_a_fresh_renderer(renderer, source) -> None:
         assert np.array_equal(got, want)
     # the shadow is really there: the moved box changes the picture of the same camera
     assert not np.array_equal(renderer.render(sequence[0][0], cam).rgb, renderer.render(sequence[2][0], cam).rgb)
+
+
+def test_gpu_mesh_box_is_the_uploaded_vertices_box(env) -> None:
+    """The GPU mesh's lo / hi (frustum culling, shadow fitting) come from Mesh.bounds cast
+    to float32: the very values of the uploaded float32 vertices' min and max."""
+    lib, renderer = env
+    picked = [a for a in lib.all() if a.source == "proc"][:6] + [a for a in lib.all() if a.source != "proc"][:6]
+    for info in picked:
+        mesh = lib.load_mesh(info.asset_id, {"seed": 3} if info.source == "proc" else {})
+        with renderer._context():
+            gm = renderer._upload(mesh)
+        try:
+            allv = np.concatenate([np.asarray(p.positions, dtype=np.float32) for p in mesh.parts if len(p.positions)])
+            assert gm.lo.dtype == np.float32 and gm.lo.tobytes() == allv.min(0).tobytes(), info.asset_id
+            assert gm.hi.tobytes() == allv.max(0).tobytes(), info.asset_id
+        finally:
+            with renderer._context():
+                gm.release()

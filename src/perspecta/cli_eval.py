@@ -43,8 +43,8 @@ def eval_command(
     temperature: float = typer.Option(0.0, "--temperature"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Default: per suite."),
     image_max_side: Optional[int] = typer.Option(None, "--image-max-side",
-                                                 help="Downscale images to this longest side (default: each "
-                                                      "suite's paper protocol: SpinBench 256, others native)."),
+                                                 help="Downscale images to this longest side (default: as "
+                                                      "the suite rendered them; 256 = SpinBench's paper protocol)."),
     high_res: bool = typer.Option(False, "--high-res", help="Send every image at full resolution."),
     input_mode: str = typer.Option("rgb", "--input",
                                    help="rgb, or depth-concat: each image with its ground-truth depth map beside it "

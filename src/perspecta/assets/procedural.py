@@ -43,8 +43,53 @@ def _axis_frame(p0: ArrayLike3, p1: ArrayLike3) -> tuple[np.ndarray, np.ndarray,
     length = float(np.linalg.norm(d))
     if length < 1e-9:
         raise ValueError(f"degenerate segment {a} -> {b}")
-    rot = trimesh.geometry.align_vectors([0.0, 0.0, 1.0], d / length)[:3, :3]
-    return rot, (a + b) / 2, length
+    u = d / length
+    return _align_z(float(u[0]), float(u[1]), float(u[2])), (a + b) / 2, length
+
+
+@lru_cache(maxsize=1024)
+def _align_z(x: float, y: float, z: float) -> np.ndarray:
+    """``align_vectors(+Z, (x, y, z))``, kept per direction: most parts are upright (legs,
+    posts, plain cylinders), so one direction recurs in nearly every build. Read-only,
+    since every caller shares it."""
+    rot = trimesh.geometry.align_vectors([0.0, 0.0, 1.0], [x, y, z])[:3, :3].copy()
+    rot.flags.writeable = False
+    return rot
+
+
+@lru_cache(maxsize=1)
+def _box_unit() -> np.ndarray:
+    tm = trimesh.creation.box()  # corners at +-0.5
+    return np.asarray(tm.vertices, dtype=np.float64)[np.asarray(tm.faces)].reshape(-1, 3)
+
+
+def _box_soup(size: ArrayLike3) -> np.ndarray:
+    """``_soup(trimesh.creation.box(extents=size))`` without building a Trimesh (its
+    constructor was most of a plain box's build, which scene samplers run for every
+    candidate seed): trimesh scales the +-0.5 corners by the extents, the same single
+    product per coordinate as here, so the floats are the same."""
+    return _box_unit() * np.asarray(size, dtype=np.float64)
+
+
+@lru_cache(maxsize=8)
+def _cylinder_unit(sections: int) -> np.ndarray:
+    return _soup(trimesh.creation.cylinder(radius=1.0, height=2.0, sections=sections))
+
+
+def _cylinder_soup(radius: float, height: float, sections: int) -> np.ndarray:
+    """``_soup(trimesh.creation.cylinder(radius, height, sections))`` from a unit template.
+
+    trimesh revolves the profile (0, -h/2), (r, -h/2), (r, h/2), (0, h/2): every x, y is
+    (cos, sin) of a fixed angle times 0 or r, every z is +-h/2, and the merged duplicate
+    vertices are exact copies. The template (r = 1, h/2 = 1) times (r, r, h/2) is thus the
+    same product per coordinate. Outside the sizes where that was checked bit for bit
+    (tests/test_procedural.py) trimesh builds it as before."""
+    half = abs(float(height)) / 2.0
+    r = float(radius)
+    # trimesh drops triangles of area under 1e-8 (a cap wedge is ~r² sin(2π/sections) / 2)
+    if not (1e-3 <= r <= 100.0 and 1e-3 <= half <= 100.0 and 3 <= sections <= 64):
+        return _soup(trimesh.creation.cylinder(radius=radius, height=height, sections=sections))
+    return _cylinder_unit(int(sections)) * np.array([r, r, half])
 
 
 class _Builder:
@@ -74,7 +119,7 @@ class _Builder:
         self.parts.append(MeshPart(p, n, color=c, tintable=tint, name=name))  # type: ignore[arg-type]
 
     def box(self, name: str, size: ArrayLike3, center: ArrayLike3, color: RGB, tint: bool = False) -> None:
-        self._add(name, _soup(trimesh.creation.box(extents=size)), None, color, tint, offset=center)
+        self._add(name, _box_soup(size), None, color, tint, offset=center)
 
     def ellipsoid(
         self, name: str, radii: ArrayLike3, center: ArrayLike3, color: RGB, tint: bool = False,
@@ -93,7 +138,7 @@ class _Builder:
     ) -> None:
         """A cylinder from p0 to p1 with radial side normals and flat caps."""
         rot, mid, length = _axis_frame(p0, p1)
-        p = _soup(trimesh.creation.cylinder(radius=radius, height=length, sections=sections))
+        p = _cylinder_soup(radius, length, sections)
         fn = flat_normals(p).astype(np.float64)
         radial = p * np.array([1.0, 1.0, 0.0])
         radial /= np.maximum(np.linalg.norm(radial, axis=1, keepdims=True), 1e-12)

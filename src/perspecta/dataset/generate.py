@@ -20,7 +20,7 @@ import os
 import shlex
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,9 +204,50 @@ def _init_worker(store_spec: str, config: GenerationConfig) -> None:
     _WORKER = UnitWorker(open_store(store_spec), config)
 
 
-def _run_unit(unit: Unit) -> int:
+def _run_unit(unit: Unit) -> tuple[int, float]:
+    """Run one unit in a pool worker: (its item count, the worker's CPU seconds for it)."""
+    import time
+
     assert _WORKER is not None
-    return _WORKER.run(unit)
+    start = time.process_time()
+    n = _WORKER.run(unit)
+    return n, time.process_time() - start
+
+
+class LongestFirst:
+    """The order in which a pool takes units: the costliest task's units first.
+
+    Units of one task cost alike, but tasks differ several-fold (an LRR unit renders 1 to
+    12 frames), and in plan order a suite's last task ran at the end while the other
+    worker had nothing left (LRR scaled 1.56x on 2 workers). So each task's first unit
+    goes out first, in plan order, to learn what its units cost (the workers' CPU
+    seconds, which load on the machine does not inflate); after that the next unit is
+    always from the task with the highest mean cost so far. Short units end the run and
+    the workers finish together (longest processing time first). Only the dispatch order
+    changes: each unit's seed, and so its bytes, and the assembly order are the plan's."""
+
+    def __init__(self, units: list[Unit]) -> None:
+        from collections import deque
+
+        self._queues: dict[tuple[str, str], deque[Unit]] = {}
+        for u in units:
+            self._queues.setdefault((u.suite, u.task), deque()).append(u)
+        self._cost: dict[tuple[str, str], list[float]] = {}
+        self._probes: deque[Unit] = deque(q.popleft() for q in self._queues.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._probes) or any(self._queues.values())
+
+    def pop(self) -> Unit:
+        if self._probes:
+            return self._probes.popleft()
+        queued = [k for k, q in self._queues.items() if q]  # plan order breaks ties
+        # a task whose probe is still running has no cost yet: treat it as the costliest
+        key = max(queued, key=lambda k: sum(self._cost[k]) / len(self._cost[k]) if k in self._cost else float("inf"))
+        return self._queues[key].popleft()
+
+    def record(self, unit: Unit, cpu_s: float) -> None:
+        self._cost.setdefault((unit.suite, unit.task), []).append(cpu_s)
 
 
 def _worker_renderer_record() -> dict[str, str]:
@@ -272,10 +313,22 @@ def _iter_unit_results(
     ctx = mp.get_context(method)
     with ProcessPoolExecutor(min(workers, max(1, len(units))), mp_context=ctx, initializer=_init_worker,
                              initargs=(store.spec(), config)) as pool:
-        # One unit per task: a worker takes the next unit when it finishes one, so the
-        # workers end together (chunks of up to 8 units left one worker rendering a whole
-        # chunk alone at the end). Dispatch costs ~1 ms against units of 0.1-2 s.
-        yield from pool.map(_run_unit, units, chunksize=1)
+        # One unit per dispatch, longest task first (LongestFirst), so the workers end
+        # together: chunks of up to 8 units, or a costly task last in plan order, left one
+        # worker rendering alone at the end. One unit more than the workers is in flight,
+        # queued for whichever worker frees first, so no worker waits for this process
+        # to be scheduled (on a loaded machine) between two units.
+        order = LongestFirst(units)
+        running: dict[Future[tuple[int, float]], Unit] = {}
+        while order or running:
+            while order and len(running) <= workers:
+                unit = order.pop()
+                running[pool.submit(_run_unit, unit)] = unit
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                n, cpu_s = fut.result()  # a failed unit raises here; the pool then shuts down
+                order.record(running.pop(fut), cpu_s)
+                yield n
         info["renderer"] = pool.submit(_worker_renderer_record).result()
 
 

@@ -372,7 +372,10 @@ class GLRenderer:
             self._prog_scene, [(vbo, "3f 3f 2f", "in_pos", "in_normal", "in_uv")]
         )
         vao_ids = ctx.vertex_array(self._prog_ids, [(vbo, "3f 20x", "in_pos")])
-        return _GpuMesh(vbo, vao_scene, vao_ids, parts, allv[:, :3].min(0), allv[:, :3].max(0), pool)
+        # the mesh's own bounds (kept by the Mesh, which samplers measured already) in
+        # float32: rounding is monotonic, so the same values as the min / max of allv
+        lo, hi = mesh.bounds()
+        return _GpuMesh(vbo, vao_scene, vao_ids, parts, lo.astype(np.float32), hi.astype(np.float32), pool)
 
     def _gpu_mesh(self, asset_id: str, params: dict[str, Any]) -> _GpuMesh:
         key = asset_id + json.dumps(params, sort_keys=True, default=str)

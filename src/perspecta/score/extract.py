@@ -18,7 +18,9 @@ that finds an answer decides:
    without negation anywhere in the reply.
 
 A level that finds two or more different answers, or a hedge ("A or B", "yes and no",
-"not sure"), makes the reply ``unparsed``: counted wrong, never guessed. Option letters
+"not sure"), makes the reply ``unparsed``: counted wrong, never guessed; so does an answer of
+the two implicit levels (5, 6) that the reply takes back ("A. Actually, wait — B.", "so C…
+though perhaps A"). Option letters
 count only as standalone tokens in an answer position, so reasoning that mentions other
 options ("Option A and option C do not match") never overrides an explicit answer.
 """
@@ -386,6 +388,10 @@ class _YesNoReader(_Reader):
         return None
 
 
+_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b")
+_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d")
+
+
 class _OpenReader(_Reader):
     def __init__(self, item: Item) -> None:
         super().__init__(item)
@@ -396,7 +402,12 @@ class _OpenReader(_Reader):
     def _named(self, text: str) -> set[str]:
         norm = normalise(text)
         if self.numeric:
-            return {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            if "0" in self.candidates and _NONE_COUNT.search(norm):
+                named.add("0")  # "there are no chairs", "none": a count of zero
+            if named and _BOUND.search(norm):
+                return named | {"<bound>"}  # "at least 3" names no single count
+            return named
         hits: dict[str, list[tuple[int, int]]] = {}
         for c in self.candidates:
             for m in re.finditer(rf"(?<!\w){re.escape(c)}(?!\w)", norm):
@@ -527,11 +538,38 @@ def parse(response: str | None, item: Item) -> Parse:
     ]
     for name, run in levels:
         got = run()
+        if name in ("position", "bare") and got is not None and got is not AMBIGUOUS and _taken_back(
+                text().strip(), reader, got):
+            got = AMBIGUOUS  # the implicit levels read no answer that the reply takes back
         if got is AMBIGUOUS:
             return Parse(None, f"ambiguous:{name}")
         if got is not None:
             return Parse(str(got), name)
     return Parse(None, "none")
+
+
+# After an answer read from the reply's position, a second thought takes it back: a strong
+# cue ("wait", "on second thought") unless what follows restates the same answer, a weak
+# one ("maybe", "though perhaps", "could also be") when what follows names another answer.
+_REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
+                            r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
+_REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
+                          r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
+
+
+def _taken_back(text: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether ``text``, whose position reads ``answer``, hedges it or revises it afterwards
+    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.")."""
+    asked = re.match(r"^([^\n?.!;]{1,40})\?", text)
+    if asked and reader.span(asked.group(1)) == answer:
+        return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
+    for pattern, strong in ((_REVISE_STRONG, True), (_REVISE_WEAK, False)):
+        for m in pattern.finditer(text):
+            after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
+            got = reader.span(after) if after.strip() else None
+            if got is AMBIGUOUS or (got is not None and got != answer) or (strong and got != answer):
+                return True
+    return False
 
 
 def _position(text: str, reader: _Reader) -> Reading:

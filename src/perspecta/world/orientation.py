@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 from collections.abc import Sequence
 from typing import Literal, Union
 
@@ -51,6 +52,11 @@ def wrap180(a: float | np.ndarray) -> float | np.ndarray:
 
     Works element-wise on arrays; a Python/NumPy scalar in gives a float out.
     """
+    if isinstance(a, (float, int)) and math.isfinite(a):
+        # scalars (most calls): the same IEEE operations as below (fmod is exact) on a
+        # plain float, without numpy's 0-d array round trip
+        s = math.fmod(float(a) + 180.0, 360.0)
+        return (s + 360.0 if s <= 0.0 else s) - 180.0
     arr = np.asarray(a, dtype=float)
     r = np.fmod(arr + 180.0, 360.0)
     r = np.where(r <= 0.0, r + 360.0, r) - 180.0
@@ -511,6 +517,23 @@ def bbox_distance(a: SceneObject, b: SceneObject) -> float:
     local coordinates (min |R_a u + c_a - R_b w - c_b| with u, w inside the half
     extents), which is convex, so the optimum is the true distance for any rotation.
     """
+    # Kept per exact inputs (the box distance depends on nothing else): rankings and
+    # chains ask the same pairs of a room again and again, each a scipy solve.
+    key = struct.pack("18d", *a.pose.position, a.pose.yaw, a.pose.pitch, a.pose.roll, *a.size,
+                      *b.pose.position, b.pose.yaw, b.pose.pitch, b.pose.roll, *b.size)
+    hit = _BBOX_DISTANCES.get(key)
+    if hit is None:
+        hit = _bbox_distance(a, b)
+        if len(_BBOX_DISTANCES) >= 8192:
+            _BBOX_DISTANCES.clear()
+        _BBOX_DISTANCES[key] = hit
+    return hit
+
+
+_BBOX_DISTANCES: dict[bytes, float] = {}
+
+
+def _bbox_distance(a: SceneObject, b: SceneObject) -> float:
     ra, rb = a.pose.rotation(), b.pose.rotation()
     ca = a.position + ra @ np.array([0.0, 0.0, a.size[2] / 2])
     cb = b.position + rb @ np.array([0.0, 0.0, b.size[2] / 2])

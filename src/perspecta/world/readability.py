@@ -12,9 +12,14 @@ The record (any subset of the keys)::
     {"objects": {NAME: {"pixels": int, "box": [w, h], "marker_cover": float}},
      "bin_margin": {"deg": float, "bin_width": float},
      "winner_margin": {"value": float, "min": float, "unit": str},
+     "view": {"elevation_deg": float, "readable_elevation": [lo, hi],
+              "front_back_confusable": bool, "mark": str, "head_on_readable": bool},
      "contract": {...}}          # the thresholds the generator used, if not the defaults
 
 ``NAME`` is whatever the question calls the object (its role or its label).
+``view`` (or ``{NAME: view}`` for several targets) is a target asset's readability mark: a front is read only from camera
+elevations inside ``readable_elevation`` (a tub chair's open shell looks like its back
+from above), and an asset whose front is easily taken for its back may not be asked about.
 """
 
 from __future__ import annotations
@@ -123,4 +128,15 @@ def problems(record: dict[str, Any] | None) -> list[str]:
     wm = record.get("winner_margin")
     if wm is not None and wm["value"] < wm["min"]:
         out.append(f"clear-winner margin {wm['value']:g} {wm.get('unit', '')} < {wm['min']:g}".rstrip())
+    views = record.get("view")
+    if views is not None and "elevation_deg" in views:
+        views = {"target": views}
+    for view in (views or {}).values():
+        lo, hi = view["readable_elevation"]
+        if not lo - 1e-6 <= view["elevation_deg"] <= hi + 1e-6:
+            out.append(f"camera elevation {view['elevation_deg']:.1f}° outside the asset's readable range [{lo:g}, {hi:g}]°")
+        if view.get("head_on_readable") is False:
+            out.append(f"target shown head-on, where its front does not read (mark {view.get('mark', '?')})")
+        if view.get("front_back_confusable"):
+            out.append(f"target's front is easily taken for its back (mark {view.get('mark', '?')})")
     return out

@@ -15,6 +15,7 @@ byte-identical (scipy composes through quaternions, which changes the last bits)
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,13 +27,25 @@ def rotation_matrix(yaw: float, pitch: float = 0.0, roll: float = 0.0) -> np.nda
     Yaw turns about world +Z (counter-clockwise from above), pitch about the object's
     left axis (+Y; positive pitch tips the front down), roll about its front axis (+X).
     """
-    cy, sy = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
-    cp, sp = math.cos(math.radians(pitch)), math.sin(math.radians(pitch))
-    cr, sr = math.cos(math.radians(roll)), math.sin(math.radians(roll))
-    rz = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
-    ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-    rx = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
-    return rz @ ry @ rx
+    # Kept per exact angles (the bytes, so -0.0 and 0.0 stay apart): a scene's poses are
+    # asked for their matrix again and again (visibility, relations, every render).
+    key = struct.pack("3d", yaw, pitch, roll)
+    m = _MATRICES.get(key)
+    if m is None:
+        cy, sy = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
+        cp, sp = math.cos(math.radians(pitch)), math.sin(math.radians(pitch))
+        cr, sr = math.cos(math.radians(roll)), math.sin(math.radians(roll))
+        rz = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
+        ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+        rx = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
+        m = rz @ ry @ rx
+        if len(_MATRICES) >= 4096:
+            _MATRICES.clear()
+        _MATRICES[key] = m
+    return m.copy()  # callers may edit their matrix
+
+
+_MATRICES: dict[bytes, np.ndarray] = {}
 
 
 def euler_zyx(r: np.ndarray) -> tuple[float, float, float]:

@@ -28,6 +28,7 @@ from perspecta.render.overlay import draw_box
 from perspecta.render.overlay import font, label_size_for
 from perspecta.suites.context import TaskContext, stable_key
 from perspecta.suites.facts import Facts
+from perspecta.suites.dori import marks
 from perspecta.suites.dori.prompts import (
     CANNOT_DETERMINE,
     structured_prompt,
@@ -76,7 +77,7 @@ DARK_LUMINANCE = 40.0  # mean 0-255 luminance under which a target reads as a si
 # difficulty knob -> {preset: value}, read through :func:`knob` (values land in
 # item.metadata["knobs"]); docs/suites.md says what each does and how standard was set
 PRESETS: dict[str, dict[str, float]] = {
-    "camera_elevation_max_deg": {"easy": 25.0, "standard": 40.0, "hard": 55.0},
+    "camera_elevation_max_deg": {"easy": 25.0, "standard": 30.0, "hard": 55.0},
     "object_fill": {"easy": 0.7, "standard": 0.6, "hard": 0.5},
     "bin_margin_frac": {"easy": 0.4, "standard": 0.34, "hard": 0.34},
     "n_same_category": {"easy": 0, "standard": 1, "hard": 2},
@@ -87,6 +88,7 @@ PRESETS: dict[str, dict[str, float]] = {
     "start_facing_max_deg": {"easy": 65.0, "standard": 140.0, "hard": 160.0},
     "backdrop_realism": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
     "look_alike_share": {"easy": 0.0, "standard": 0.5, "hard": 1.0},
+    "frame_switch_items": {"easy": 0.0, "standard": 1.0, "hard": 1.0},
 }
 
 
@@ -120,11 +122,15 @@ def balanced_class(ctx: TaskContext, n_classes: int, stream: str) -> int | None:
 def pick_target(
     ctx: TaskContext, cbd: bool, *, categories: Sequence[str] | None = None,
     cbd_real: Sequence[str] = FRONTLESS_REAL, cbd_primitives: Sequence[str] = CONTROL_CATEGORIES,
-    proc_share: float = PROC_SHARE,
+    proc_share: float = PROC_SHARE, elevation_range: tuple[float, float] | None = None, head_on: bool = False,
 ) -> AssetInfo:
     """A target asset: with a front (``cbd`` False, from ``categories``) or one whose
     answer is "Cannot be determined" (real ``cbd_real`` asset ids, or a procedural
-    primitive of ``cbd_primitives``). The procedural share is ``proc_share`` either way."""
+    primitive of ``cbd_primitives``). The procedural share is ``proc_share`` either way.
+    Targets with a front leave out the assets marked front/back confusable and those
+    whose front cannot be read from any camera height in ``elevation_range`` (default:
+    the studio's range from the ``camera_elevation_max_deg`` knob; :mod:`.marks`); with
+    ``head_on`` only those whose front reads straight on and from straight behind."""
     proc = bool(ctx.rng.random() < proc_share)
     if cbd:
         if proc and cbd_primitives:
@@ -134,7 +140,10 @@ def pick_target(
             pool = [a for a in ctx.library.all() if a.asset_id in wanted]
     else:
         cats = categories or ctx.config.get("categories", FRONT_CATEGORIES)
-        front = [a for a in ctx.library.all() if a.category in cats and a.has_front]
+        wanted = elevation_range or studio_elevation(ctx)
+        front = [a for a in ctx.library.all() if a.category in cats and a.has_front
+                 and a.asset_id not in marks.CONFUSABLE and marks.elevation_window(a.asset_id, wanted) is not None
+                 and (not head_on or marks.head_on_readable(a.asset_id))]
         pool = [a for a in front if (a.source == "proc") == proc] or front
     if not pool:
         raise RuntimeError(f"no {'CBD' if cbd else 'front'} target assets in the library")
@@ -174,6 +183,10 @@ def check_readable(record: dict[str, Any]) -> dict[str, Any]:
     A record with a narrow angle bin (:data:`NARROW_BIN_DEG`) gets DORI's stricter bin
     margin written into its contract first, so ``perspecta validate`` checks it too."""
     bm = record.get("bin_margin")
+    if bm is not None and (record.get("view") or {}).get("person_back"):
+        contract = readability.Contract.from_dict(record.get("contract"))
+        if contract.min_bin_margin_frac < PERSON_BACK_MARGIN_FRAC:
+            record["contract"] = dataclasses.replace(contract, min_bin_margin_frac=PERSON_BACK_MARGIN_FRAC).to_dict()
     if bm is not None and bm["bin_width"] <= NARROW_BIN_DEG:
         contract = readability.Contract.from_dict(record.get("contract"))
         if contract.min_bin_margin_frac < NARROW_MARGIN_FRAC:
@@ -183,6 +196,25 @@ def check_readable(record: dict[str, Any]) -> dict[str, Any]:
     if bad:
         raise Unreadable("; ".join(bad))
     return record
+
+
+# a person seen from behind shows her heading only by shoulders and feet (a careful judge
+# under-read such a turn): her angle keeps this share of the bin from its edges
+PERSON_BACK_MARGIN_FRAC = 0.4
+PERSON_BACK_DEG = 100.0  # |egocentric facing| beyond which a person's back faces the camera
+
+
+def target_view(scene: Scene, asset: AssetInfo, object_id: str = "obj0", camera: str = "main",
+                head_on: bool = False) -> dict[str, Any]:
+    """``readability["view"]`` of a studio target: the asset's mark, the camera's
+    elevation (validate checks it against the mark) and whether a person shows her back."""
+    from perspecta.world.oracle import egocentric_facing
+
+    obj, cam = scene.object(object_id), scene.camera(camera)
+    view = marks.view_record(asset.asset_id, cam, obj.has_front, head_on=head_on)
+    view["person_back"] = bool(obj.has_front and obj.category == "person"
+                               and abs(float(egocentric_facing(obj, cam))) > PERSON_BACK_DEG)
+    return view
 
 
 def signed_bin_margin(angle: float, lo: float, hi: float) -> dict[str, float]:
@@ -330,13 +362,15 @@ class OptionValuesFacts(Facts):
 def make_item(
     ctx: TaskContext, *, task: str, granularity: str, scene: Scene, images: list[str], question: str,
     context: str, steps: list[str], examples: list[str], options: list[Option], answer_text: str,
-    values: dict[str, Any], metadata: dict[str, Any],
+    values: dict[str, Any], metadata: dict[str, Any], form: str | None = None,
 ) -> Item:
     """Assemble an MCQ item; its text is :func:`prompt` over ``question`` (the TASK part),
     ``context``, ``steps`` and ``examples``, for as many images as ``images`` holds.
     ``values`` maps each option text to its machine-readable value (a bin, an angle, an
     operation list; None for "Cannot be determined"); it is stored as
-    ``metadata["option_values"]`` by label so scoring needs no text parsing."""
+    ``metadata["option_values"]`` by label so scoring needs no text parsing. ``form``
+    names a question form other than the level's plain one (``metadata["form"]``, subtype
+    ``<task>_<form>``)."""
     text = prompt(ctx, task=question, context=context, steps=steps, options=options, examples=examples,
                   n_images=len(images))
     answer = next(o.label for o in options if o.text == answer_text)
@@ -349,9 +383,11 @@ def make_item(
         **OptionValuesFacts(option_values={o.label: values[o.text or ""] for o in options}).to_metadata(),
         "prompt_style": ctx.config.get("prompt_style", "structured"),
     }
-    item_id = ctx.item_id("base", granularity)
+    if form is not None:  # a glance-resistant form: its own subtype and item id, coarse level
+        meta["form"] = form
+    item_id = ctx.item_id("base", form or granularity)
     return Item(
-        id=item_id, suite=SUITE, task=task, subtype=f"{task}_{granularity}", granularity=granularity,  # type: ignore[arg-type]
+        id=item_id, suite=SUITE, task=task, subtype=f"{task}_{form or granularity}", granularity=granularity,  # type: ignore[arg-type]
         question=text, images=images, options=options, answer_type="mcq", answer=answer,
         group=item_id, split=ctx.split,  # type: ignore[arg-type]
         scene_id=scene.scene_id, seed=ctx.seed, metadata=meta,
@@ -371,6 +407,11 @@ def set_facing(scene: Scene, facing: float, object_id: str = "obj0") -> None:
     obj.pose.yaw = round(wrap360(heading_of(to_cam) + facing), 6)
 
 
+def studio_elevation(ctx: TaskContext) -> tuple[float, float]:
+    """The studio camera's elevation range (degrees) set by ``camera_elevation_max_deg``."""
+    return (5.0, max(5.0, float(knob(ctx, "camera_elevation_max_deg"))))
+
+
 def studio_knobs(ctx: TaskContext, skip: Any = ()) -> dict[str, Any]:
     """``sample_studio`` arguments set by the studio tasks' difficulty knobs: how high the
     camera may look down on the object (a steep view foreshortens the front) and how
@@ -378,8 +419,7 @@ def studio_knobs(ctx: TaskContext, skip: Any = ()) -> dict[str, Any]:
     target ends up too small are redrawn)."""
     out: dict[str, Any] = {}
     if "elevation_range" not in skip:
-        el_max = float(knob(ctx, "camera_elevation_max_deg"))
-        out["elevation_range"] = (5.0, max(5.0, el_max))
+        out["elevation_range"] = studio_elevation(ctx)
     if "fill" not in skip:
         fill = float(knob(ctx, "object_fill"))
         out["fill"] = (max(0.2, fill - 0.1), min(0.95, fill + 0.1))
@@ -475,6 +515,11 @@ def studio_scene(ctx: TaskContext, asset: AssetInfo, suffix: str, **kwargs: Any)
     from perspecta.world.samplers import sample_studio
 
     args: dict[str, Any] = {**studio_knobs(ctx, skip=set(kwargs)), **kwargs}
+    if asset.has_front:  # only from camera heights where this asset's front reads (marks.py)
+        window = marks.elevation_window(asset.asset_id, tuple(args["elevation_range"]))
+        if window is None:
+            raise Unreadable(f"{asset.asset_id}: front unreadable at elevations {args['elevation_range']}")
+        args["elevation_range"] = window
     args.setdefault("distractor_categories", distractor_categories(ctx, asset, int(args.get("n_distractors", 0))))
     return sample_studio(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{suffix}", seed=ctx.seed,
                          asset_id=asset.asset_id, image_size=image_size(ctx), **args)

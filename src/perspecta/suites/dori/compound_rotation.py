@@ -40,6 +40,7 @@ from perspecta.suites.dori.common import (
     set_facing,
     shuffled,
     studio_scene,
+    target_view,
 )
 from perspecta.suites.dori.viewer_scene import pair_jitter
 from perspecta.world import readability
@@ -188,7 +189,7 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float, attempt: int) -> Item:
     coarse = granularity == "coarse"
-    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS)
+    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS, elevation_range=ELEVATION)
     scene = studio_scene(ctx, asset, granularity, n_distractors=0, elevation_range=ELEVATION)
     if k is None:
         h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
@@ -208,7 +209,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
     scene.objects.append(after)
     _reframe(scene)
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
-    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict()})
+    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict(), "view": target_view(scene, asset)})
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:

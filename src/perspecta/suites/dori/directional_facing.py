@@ -18,6 +18,7 @@ from perspecta.suites.dori.common import (
     balanced_class,
     check_readable,
     inside,
+    knob,
     margin_frac,
     pick_target,
     resample,
@@ -29,6 +30,7 @@ from perspecta.suites.dori.common import (
     realistic_backdrop,
     shuffled,
     studio_scene,
+    target_view,
     zoom_to_area,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
@@ -47,6 +49,17 @@ RANGES = ((0.0, 45.0), (45.0, 90.0), (90.0, 135.0), (135.0, 180.0))
 GRANULAR: list[tuple[str, float, float]] = [  # (side, |facing| low, high)
     (side, lo, hi) for side in ("left", "right") for lo, hi in RANGES
 ]
+
+
+# Frame-switch form (glance-resistant, issue 18): "on which side of the image is Object A's
+# own left (or right)?" A glance answers in the viewer's frame ("left is left"), which is wrong for
+# every target facing the camera and right for every target facing away; the two are
+# balanced, so the glance answer scores about half of the answerable items. The decisive
+# cue, toward or away, is the most readable fact in DORI: the front is drawn within
+# FRAME_MAX_OFF degrees of straight toward or straight away from the camera.
+FRAME_FORM = "frame_switch"
+FRAME = {"image_left": "On the image left", "image_right": "On the image right"}
+FRAME_MAX_OFF = 8.0
 
 
 def granular_text(side: str, lo: float, hi: float) -> str:
@@ -81,7 +94,20 @@ def answer_text(scene: Scene, granularity: str) -> str:
     return granular_text(*granular_bin(a))
 
 
+def frame_answer(scene: Scene, side: str) -> str:
+    """Frame-switch form: the image side on which Object A's OWN ``side`` ("left" or
+    "right") is. A front toward the camera mirrors (its left is on the image right); a
+    front pointing away does not."""
+    obj = scene.object("obj0")
+    if not obj.has_front:
+        return CANNOT_DETERMINE
+    toward = abs(egocentric_facing(obj, scene.camera("main"))) < 90.0
+    return FRAME[f"image_{side}" if not toward else f"image_{'right' if side == 'left' else 'left'}"]
+
+
 def derive(item: Item, scenes: dict[str, Scene]) -> str:
+    if item.metadata.get("form") == FRAME_FORM:
+        return item.label_of(frame_answer(scenes[item.scene_id], item.metadata["asked_side"]))
     return item.label_of(answer_text(scenes[item.scene_id], item.granularity or ""))
 
 
@@ -144,7 +170,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}}
+    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin(granularity, egocentric_facing(obj, scene.camera("main")))
@@ -186,6 +212,80 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
                      options=options, answer_text=truth, values=values, metadata=meta)
 
 
+FRAME_CONTEXT = (
+    "Object A is outlined by a labelled box. Its front is the side with its defining features "
+    "(a face, headlights, the seat opening of a chair). Object A's own left and right are the "
+    "left-hand and right-hand sides of someone standing in its place and looking the way its front "
+    "points (a person's own hands, a chair's armrests as felt by someone sitting in it). Image left "
+    "and right are the sides of the picture as you look at it."
+)
+FRAME_STEPS = [
+    "Find Object A and the features that mark its front",
+    "Decide whether its front points toward the camera or away from it",
+    "Imagine standing in its place facing the same way and find the side the question names",
+    "Say on which side of the image that side is",
+    "Explain the visual evidence behind your choice",
+]
+
+
+def _frame(ctx: TaskContext) -> Item:
+    # two classes, stratified (balanced_class over one class + its "None" slot); no
+    # frontless targets here: only assets whose front reads head-on answer this form, and
+    # frontless ones (compact lamps, tables) would differ from them in outline (audit, n=60)
+    k = 0 if balanced_class(ctx, 1, FRAME_FORM) == 0 else 1
+    return resample(ctx, lambda attempt: _frame_attempt(ctx, k, attempt), f"{TASK} {FRAME_FORM}")
+
+
+def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
+    asset = pick_target(ctx, cbd=k is None, head_on=True)  # no chairs: head-on, their front does not read
+    scene = studio_scene(ctx, asset, FRAME_FORM)
+    backdrop = realistic_backdrop(ctx, scene)
+    off = float(ctx.rng.uniform(-FRAME_MAX_OFF, FRAME_MAX_OFF))
+    side = "left" if ctx.rng.random() < 0.5 else "right"  # which own side is asked about
+    key = None if k is None else list(FRAME)[k]
+    if key is None:
+        facing = float(ctx.rng.uniform(-180.0, 180.0))
+    else:  # the asked side shows on the other image side <=> the front points at the camera
+        toward = key != f"image_{side}"
+        facing = off if toward else (180.0 + off if off < 0 else off - 180.0)
+    set_facing(scene, facing)
+    cam = scene.camera("main")
+    cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
+    scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
+    marked, box, facts = render_boxed(ctx, scene)
+    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset, head_on=True)}
+    obj = scene.object("obj0")
+    if obj.has_front:
+        record["bin_margin"] = _margin("coarse", egocentric_facing(obj, scene.camera("main")))
+    check_readable(record)
+    ctx.add_scene(scene)
+    image = ctx.save_image(marked, FRAME_FORM)
+    truth = frame_answer(scene, side)
+    values: dict[str, Any] = {text: key for key, text in FRAME.items()}
+    options = shuffled(ctx, list(values), truth, FRAME_FORM)
+    meta = {
+        **object_factors(scene, asset),
+        "yaw": obj.pose.yaw,
+        "egocentric_facing": round(egocentric_facing(obj, scene.camera("main")), 4) if obj.has_front else None,
+        "frame_of_reference": "object",
+        "asked_side": side,
+        "bbox": box,
+        "n_distractors": len(scene.objects) - 1,
+        "camera": scene.camera("main").metadata(),
+        "readability": record,
+        "backdrop": backdrop,
+        "attempts": attempt + 1,
+    }
+    return make_item(ctx, task=TASK, granularity="coarse", scene=scene, images=[image],
+                     question=f"Decide on which side of the image Object A's own {side} side is.",
+                     context=FRAME_CONTEXT, steps=FRAME_STEPS,
+                     examples=[f"Own left and own right belong to the object, whichever side of the picture they are on."],
+                     options=options, answer_text=truth, values=values, metadata=meta, form=FRAME_FORM)
+
+
 @task("dori", TASK, derive=derive, description="Which way an object's front points as seen from the camera")
 def generate(ctx: TaskContext) -> list[Item]:
-    return [_one(ctx, "coarse"), _one(ctx, "granular")]
+    items = [_one(ctx, "coarse"), _one(ctx, "granular")]
+    if knob(ctx, "frame_switch_items") >= 0.5:  # standard and hard add the frame-switch form
+        items.append(_frame(ctx))
+    return items

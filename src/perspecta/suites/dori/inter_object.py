@@ -13,7 +13,9 @@ wide, else >= 1/4). Both tagged objects are seen obliquely (MIN_OBLIQUE_DEG) fro
 camera 20-40 degrees above the street. Tags
 stand beside the objects with leader lines (never on them), and both objects must pass
 the readability contract at the image size (>= 512 px by default), else the unit redraws.
-CBD pairs hold one frontless object: real (a table, a plant, a barrel) or primitive.
+CBD pairs hold one frontless object: real (a table, a plant, a barrel) or primitive; in
+the granular question it is always B, since B's turn toward A's position needs only B's
+front (a frontless A still has a position: that turn is decidable).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from perspecta.suites.dori.common import (
 )
 from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
+from perspecta.suites.dori.marks import view_record
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     egocentric_facing,
@@ -115,9 +118,15 @@ def granular_text(r: float) -> str:
     raise ValueError(f"rotation {r} fits no bin")
 
 
+def decidable(a_obj: Any, b_obj: Any, granularity: str) -> bool:
+    """Whether the question has an answer: the coarse one compares both fronts; the granular
+    one turns B's front toward A's *position*, so only B needs a front (A may be a table)."""
+    return bool(a_obj.has_front and b_obj.has_front) if granularity == "coarse" else bool(b_obj.has_front)
+
+
 def answer_text(scene: Scene, granularity: str) -> str:
     a, b = scene.object("obj0"), scene.object("obj1")
-    if not (a.has_front and b.has_front):
+    if not decidable(a, b, granularity):
         return CANNOT_DETERMINE
     return coarse_text(a, b) if granularity == "coarse" else granular_text(rotation_to_face(b, a))
 
@@ -182,11 +191,18 @@ def _oblique(scene: Scene, object_id: str) -> bool:
     return min(f, 180.0 - f) >= MIN_OBLIQUE_DEG
 
 
+def _view(scene: Scene, object_id: str) -> dict[str, Any]:
+    """Readability mark of a tagged object (:mod:`perspecta.suites.dori.marks`)."""
+    obj = scene.object(object_id)
+    return view_record(obj.asset_id, scene.camera("main"), obj.has_front)
+
+
 def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_same: int) -> Scene:
     for attempt in range(MAX_TRIES):
         cats = [PAIR_CATEGORIES[int(ctx.rng.integers(len(PAIR_CATEGORIES)))] for _ in range(2)]
-        if k is None:
-            cats[int(ctx.rng.integers(2))] = PAIR_CONTROLS[int(ctx.rng.integers(len(PAIR_CONTROLS)))]
+        if k is None:  # a frontless object where it makes the question undecidable: B for the granular turn
+            side = int(ctx.rng.integers(2))
+            cats[side if granularity == "coarse" else 1] = PAIR_CONTROLS[int(ctx.rng.integers(len(PAIR_CONTROLS)))]
         extra = [DISTRACTORS[int(ctx.rng.integers(len(DISTRACTORS)))] for _ in range(n_extra)]
         # untagged look-alikes of a tagged object (same category), so the tag, not the
         # category, must pick out A and B — the paper's scenes hold several cars or people
@@ -210,6 +226,8 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_sa
             continue
         if not all(_oblique(scene, oid) for oid in ("obj0", "obj1")):
             continue
+        if any(readability.problems({"view": _view(scene, oid)}) for oid in ("obj0", "obj1")):
+            continue  # a tub chair from above, a rounded retro car: its front would not read
         # the projected boxes bound the visible ones: a pair too small here fails the
         # contract after rendering, so skip the render
         sides = [sorted((v.box[2] - v.box[0], v.box[3] - v.box[1])) for v in vis[:2]]
@@ -242,7 +260,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
     marks = readability.overlay_mask(result.rgb, rgb)
     objects = {name: {**readability.object_facts(result.instance, idx + 1, marks), "luminance": luminance[name]}
                for idx, name in ((0, "A"), (1, "B"))}
-    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict()}
+    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict(),
+                              "view": {name: _view(scene, oid) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
     if k is not None:
         record["bin_margin"] = _margin(scene, granularity)
     check_readable(record)
@@ -275,7 +294,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
         "source": a.asset_id.split(":", 1)[0],
         "source_b": b.asset_id.split(":", 1)[0],
         "object_ids": ["obj0", "obj1"],
-        "has_front": a.has_front and b.has_front,
+        "has_front": decidable(a, b, granularity),  # the fronts the question needs
         "n_distractors": len(scene.objects) - 2,
         "scene_kind": scene.kind,
         "yaw_a": a.pose.yaw,

@@ -29,6 +29,7 @@ from perspecta.suites.dori.common import (
     shuffled,
     realistic_backdrop,
     studio_scene,
+    target_view,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
@@ -123,7 +124,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
         cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx, 45.0) * 45.0 + 0.2)
     set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}}
+    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
     if scene.object("obj0").has_front:
         record["bin_margin"] = _margin(granularity, clockwise_needed(scene))
     check_readable(record)

@@ -27,6 +27,7 @@ from perspecta.suites.dori.common import (
     realistic_backdrop,
     signed_bin_margin,
     studio_scene,
+    target_view,
 )
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
 from perspecta.suites.registry import task
@@ -99,7 +100,7 @@ def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
     obj.pose.yaw = round(_yaw_for_angle(scene, angle, sign) % 360.0, 6)
     camera = scene.camera("main")
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}}
+    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
     if obj.has_front:
         measured = camera_plane_angle(obj, camera)
         b = _bin_of(measured)

@@ -144,7 +144,65 @@ def _renamed(cams: list[Camera]) -> list[Camera]:
     return [dataclasses.replace(c, name=FRAME_LABELS[k]) for k, c in enumerate(cams)]
 
 
+# In a conflict step, how far each cue slides, as a share of the image side: the
+# misleading one at least MIN_PARALLAX (12 px of 512), the deciding one at least
+# DECISIVE_PARALLAX (20 px), so a careful look reads it without doubt.
+MIN_PARALLAX = 0.024
+DECISIVE_PARALLAX = 0.04
+
+
+def _slides(before: Camera, after: Camera, scene: Scene, prefix: str) -> list[tuple[float, float]]:
+    """(depth in ``before``, horizontal pixel shift) of each ``prefix`` object whose centre
+    is in both images: how far it slid across the picture between the two shots."""
+    out = []
+    for o in scene.objects:
+        if not o.id.startswith(prefix):
+            continue
+        uv0, z0 = before.project(o.center()[None])
+        uv1, z1 = after.project(o.center()[None])
+        if min(z0[0], z1[0]) > 0.5 and all(0 <= uv[0, 0] < c.width and 0 <= uv[0, 1] < c.height
+                                           for uv, c in ((uv0, before), (uv1, after))):
+            out.append((float(z0[0]), float(uv1[0, 0] - uv0[0, 0])))
+    return out
+
+
 # ----------------------------------------------------------------------------- Ca-R
+
+# Ca-R forms, a matched stratum. ``confound``: at one shown step the camera also slides
+# CONFOUND_SHIFT_M sideways against that step's turn, so the near street things slide
+# the "wrong" way there while the far buildings still show the turn: in a "yes" the near
+# things seem to reverse once, in a "no" the step that really reverses is the one whose
+# near things seem to keep going, so reading the near things gives the wrong answer
+# either way. ``plain``: today's small random drift, where near and far agree.
+CA_R_FORMS = ("confound", "plain")
+CONFOUND_SHIFT_M = 2.0
+# swaps of a monotone A-D turn whose one reversed step is a single step's turn (the
+# other two swaps reverse by three steps, too far for a sideways slide to mask)
+_ONE_STEP_SWAPS = ((0, 1), (0, 3), (1, 2), (2, 3))
+
+
+def _reversed_step(order: list[int]) -> int:
+    """The shown step whose turn runs against the other two (a swapped monotone order)."""
+    signs = [b > a for a, b in pairwise(order)]
+    return next(k for k, v in enumerate(signs) if signs.count(v) == 1)
+
+
+def confound_step_ok(before: Camera, after: Camera, scene: Scene) -> bool:
+    """Whether a confounded Ca-R step reads as intended: every visible far block slides
+    the way the turn makes it (the decisive cue) and the nearest street thing the other
+    way (the misleading one, MIN_PARALLAX)."""
+    honest = -1.0 if camera_turn(before, after) > 0 else 1.0  # a right turn slides the picture left
+    far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
+    if not far or not near:
+        return False
+    nearest, side = min(near)[1], before.width
+    return all(honest * dx >= DECISIVE_PARALLAX * side for _, dx in far) and -honest * nearest >= MIN_PARALLAX * side
+
+
+def _shifted(cam: Camera, v: np.ndarray) -> Camera:
+    """``cam`` carried by the world vector ``v`` (same heading and pitch)."""
+    return dataclasses.replace(cam, position=tuple(float(x) for x in np.asarray(cam.position) + v),
+                               look_at=tuple(float(x) for x in np.asarray(cam.look_at) + v))
 
 
 def derive_ca_r(item: Item, scenes: dict[str, Scene]) -> str:
@@ -167,46 +225,76 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
         raise ValueError(f"turn_step_deg must be at least {2 * MIN_TURN:g} (swaps must stay readable), got {step_deg}")
     if not 0.0 <= drift <= 1.0:
         raise ValueError(f"drift_m must lie in [0, 1] (a turn must stay the main change), got {drift}")
+    # 0: plain only (today's easy); 1: the forms of CA_R_FORMS, half each
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", CA_R_FORMS) if conflict else "plain"
     step = step_deg * float(rng.uniform(0.85, 1.15))
     sign = 1.0 if rng.random() < 0.5 else -1.0
     # combined motion: the camera also shifts a little (any ground direction) at each
     # shot, so near things slide by parallax while the far buildings show the true turn
     shifts = [(float(np.cos(a)) * drift, float(np.sin(a)) * drift)
               for a in rng.uniform(0.0, 2.0 * np.pi, size=3)] if drift > 0 else [(0.0, 0.0)] * 3
+    order = [0, 1, 2, 3]
+    swapped = None
+    confounded = None  # the shown step (0-2) whose camera also slides against its turn
+    if form == "confound":  # the shown order is needed to place the slide
+        if yes:
+            confounded = int(rng.integers(3))
+        else:
+            i, j = _ONE_STEP_SWAPS[int(rng.integers(len(_ONE_STEP_SWAPS)))]
+            order[i], order[j] = order[j], order[i]
+            swapped = [FRAME_LABELS[i], FRAME_LABELS[j]]
+            confounded = _reversed_step(order)
 
     def attempt() -> Scene | None:
-        cam0 = raised_camera(rng, size, height=(3.0, 6.0), pitch=(10.0, 20.0))
+        low = form == "confound"  # a lower camera sees the near ground the slide needs
+        cam0 = raised_camera(rng, size, height=(2.0, 3.0) if low else (3.0, 6.0), pitch=(10.0, 20.0))
         cams = [cam0]
         for f, r in shifts:
             cams.append(move_camera(cams[-1], forward=f, right=r, turn=sign * step))
         half = horizontal_fov(cam0) / 2
         lo, hi = (-half - 5, 3 * step + half + 5) if sign > 0 else (-3 * step - half - 5, half + 5)
         lay = Layout(rng, ctx.library)
+        if confounded is not None:
+            shown = [cams[k] for k in order]
+            a = shown[confounded]
+            against = -1.0 if camera_turn(a, shown[confounded + 1]) > 0 else 1.0
+            v = np.asarray(move_camera(a, right=against * CONFOUND_SHIFT_M).position) - np.asarray(a.position)
+            shown = shown[:confounded + 1] + [_shifted(c, v) for c in shown[confounded + 1:]]
+            lay.entities(a, 3, bearings=(-half + 6, half - 6), distances=(4.0, 5.5))
         lay.entities(cam0, int(rng.integers(7, 11)), bearings=(lo, hi), distances=(6.0, 22.0))
-        lay.blocks(cam0, int(rng.integers(6, 10)), bearings=(lo, hi), distances=(18.0, 38.0))
-        scene = lay.scene(ctx.scene_prefix, ctx.seed, cams)
-        if any(count_in_view(scene, c) < 3 for c in cams):
+        lay.blocks(cam0, int(rng.integers(6, 10)), bearings=(lo, hi), distances=(28.0, 45.0) if low else (18.0, 38.0))
+        if confounded is not None:
+            scene = lay.scene(ctx.scene_prefix, ctx.seed, _renamed(shown))
+            if not confound_step_ok(scene.cameras[confounded], scene.cameras[confounded + 1], scene):
+                return None
+        else:
+            scene = lay.scene(ctx.scene_prefix, ctx.seed, cams)
+        if any(count_in_view(scene, c) < 3 for c in scene.cameras):
             return None
         return scene
 
-    scene = retry(attempt, 30, "lrr ca_r")
-    order = [0, 1, 2, 3]
-    swapped = None
-    if not yes:
+    scene = retry(attempt, 200 if form == "confound" else 30, "lrr ca_r")
+    if form == "confound":
+        pass  # already in the shown order
+    elif not yes:
         i, j = sorted(rng.choice(4, size=2, replace=False).tolist())
         order[i], order[j] = order[j], order[i]
         swapped = [FRAME_LABELS[i], FRAME_LABELS[j]]
-    scene.cameras = _renamed([scene.cameras[k] for k in order])
+    if form != "confound":
+        scene.cameras = _renamed([scene.cameras[k] for k in order])
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)
-    drift_text = " and may also shift a little" if drift > 0 else " without moving from its spot"
+    drift_text = (f" and may also shift sideways by up to about {CONFOUND_SHIFT_M:g} m" if conflict
+                  else " and may also shift a little" if drift > 0 else " without moving from its spot")
     body = (
         f"{labelled_images(4)}\nBetween the shots the camera turns left or right{drift_text}; the "
         "scene does not change. Taken in the order A, B, C, D, does the camera keep turning in the same direction "
         "from each image to the next?"
     )
     meta = {"step_deg": round(step, 4), "drift_m": round(drift, 4), "turn_sign": "right" if sign > 0 else "left", "shown_order": order,
-            "swapped": swapped, "cameras": [c.metadata() for c in scene.cameras]}
+            "swapped": swapped, "form": form, "confounded_step": confounded,
+            "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,
                        metadata=meta)]
 
@@ -215,6 +303,27 @@ def generate_ca_r(ctx: TaskContext) -> list[Item]:
 
 MOVES = ("forward", "backward", "left", "right")
 _MOVE_ARGS = {"forward": (1, 0), "backward": (-1, 0), "left": (0, -1), "right": (0, 1)}
+_FLIP = {"left": "right", "right": "left"}
+# Ca-M forms, a matched stratum: ``counter``: every sideways move comes with a pan the
+# other way (COUNTER_TURN_DEG), so the far buildings slide as if the camera had moved the
+# opposite way and only near things against far ones (parallax) tell the move; a
+# negative then states exactly those sideways moves flipped, so the far-scene reading
+# says "yes" to it and "no" to the truth. ``plain``: today's small jitter, where the
+# whole picture slides the honest way. Half the items mislead a glance, half do not.
+CA_M_FORMS = ("counter", "plain")
+COUNTER_TURN_DEG = (6.0, 10.0)
+
+
+def counter_step_ok(before: Camera, after: Camera, scene: Scene, move: str) -> bool:
+    """Whether a sideways step of the counter form reads as intended: the far blocks all
+    slide the way a move opposite to ``move`` would make them (the misleading glance
+    cue, MIN_PARALLAX), and the nearest street object slides the honest way (DECISIVE_PARALLAX)."""
+    honest = -1.0 if move == "right" else 1.0  # a camera moving right sees things slide left
+    far, near = _slides(before, after, scene, "bg"), _slides(before, after, scene, "obj")
+    if not far or not near:
+        return False
+    nearest, side = min(near)[1], before.width
+    return all(-honest * dx >= MIN_PARALLAX * side for _, dx in far) and honest * nearest >= DECISIVE_PARALLAX * side
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,11 +352,20 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     jitter = float(ctx.knob("turn_jitter_deg", {"easy": 0.0, "standard": 3.0, "hard": 5.0}))
     if not 0.0 <= jitter <= 8.0:
         raise ValueError(f"turn_jitter_deg must lie in [0, 8] (parallax must still tell the move), got {jitter}")
+    # 0: no counter-turn form (today's easy); 1: the forms of CA_M_FORMS, half each
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", CA_M_FORMS) if conflict else "plain"
     # camera compensation: with each move the camera also turns a little either way, so
     # the whole picture slides; only parallax (near things shift more than far ones)
     # tells a sideways move from the turn
     turns = [float(t) * jitter for t in rng.uniform(0.5, 1.0, size=3) * rng.choice((-1.0, 1.0), size=3)] \
         if jitter > 0 else [0.0] * 3
+    if form == "counter":
+        if not any(m in _FLIP for m in moves):  # the form needs a sideways move to mislead
+            moves[int(rng.integers(3))] = ("left", "right")[int(rng.integers(2))]
+        for k, m in enumerate(moves):
+            if m in _FLIP:  # pan against the move: right move, left turn (negative)
+                turns[k] = (-1.0 if m == "right" else 1.0) * float(rng.uniform(*COUNTER_TURN_DEG))
 
     def attempt() -> Scene | None:
         cam0 = raised_camera(rng, size, height=(2.0, 4.0), pitch=(12.0, 22.0))
@@ -261,22 +379,30 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
         ahead = max(float((np.asarray(c.position) - p0) @ fwd) for c in cams) + 3.5
         half = horizontal_fov(cam0) / 2
         lay = Layout(rng, ctx.library)
+        if form == "counter":  # street things close enough that parallax beats the pan
+            lay.entities(cam0, 3, bearings=(-half + 6, half - 6), distances=(ahead, ahead + 1.0))
         lay.entities(cam0, int(rng.integers(6, 10)), bearings=(-half - 5, half + 5), distances=(ahead, ahead + 8.0))
         lay.blocks(cam0, int(rng.integers(5, 8)), bearings=(-half - 10, half + 10), distances=(ahead + 6, ahead + 18.0))
         scene = lay.scene(ctx.scene_prefix, ctx.seed, _renamed(cams))
         if any(count_in_view(scene, c) < 4 for c in scene.cameras):
             return None
+        if form == "counter" and not all(counter_step_ok(a, b, scene, m) for a, b, m
+                                         in zip(scene.cameras, scene.cameras[1:], moves) if m in _FLIP):
+            return None
         return scene
 
-    scene = retry(attempt, 30, "lrr ca_m")
+    scene = retry(attempt, 200 if form == "counter" else 30, "lrr ca_m")
     stated = list(moves)
-    if not yes:
+    if not yes and form == "counter":  # the far-scene reading: every sideways move flipped
+        stated = [_FLIP.get(m, m) for m in moves]
+    elif not yes:
         n_wrong = stratum(ctx, "n_wrong", (1, 2), per_answer=True)
         for k in sorted(rng.choice(3, size=n_wrong, replace=False).tolist()):
             stated[k] = [m for m in MOVES if m != moves[k]][int(rng.integers(3))]
     ctx.add_scene(scene)
     images = _render_frames(ctx, scene, 4)
-    turn_text = "; it may also turn slightly while moving" if jitter > 0 else "; it never turns"
+    turn_text = ("; it may also turn up to about 10 degrees either way while moving" if conflict
+                 else "; it may also turn slightly while moving" if jitter > 0 else "; it never turns")
     body = (
         f"{labelled_images(4)}\nThe scene stays still. Between shots the camera moves forward, backward, left or "
         f"right, each relative to the way it was pointing in the earlier shot{turn_text}. "
@@ -285,6 +411,7 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
         "Say yes only if all three moves are right."
     )
     meta = {"true_moves": moves, **StatedMovesFacts(stated_moves=stated).to_metadata(), "step_m": round(step, 4),
+            "form": form,
             "turns_deg": [round(t, 4) for t in turns],
             "cameras": [c.metadata() for c in scene.cameras]}
     return [yesno_item(ctx, variant="base", body=body, images=images, answer=yes, scene_id=scene.scene_id,

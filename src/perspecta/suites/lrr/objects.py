@@ -13,9 +13,11 @@ and the kind of each negative are strata drawn per pair of units
 (:func:`~perspecta.suites.lrr.common.stratum`), so no single frame, subject or facing
 predicts the answer; Obj-MD moves the subject in any ground direction, with the heading
 offset from the motion by 0 (yes), 90 or 180 degrees, or with the frames shuffled.
-Obj-M carries the camera along with the subject and swings it about the subject, so
-the subject keeps its pixel and size in both shots whether it moved or not, and it may
-turn on the spot in either case: only its place among the landmarks tells.
+Obj-M swings the camera about the subject and carries it to a point set by the unit's
+form (:data:`M_FORMS`): with the subject (it keeps its pixel whether it moved or not), to
+where a mover would go (a stayer slides, a mover keeps its pixel: the glance cue lies) or
+nowhere (a mover slides); the subject may turn on the spot in either case, and only its
+place among the landmarks tells.
 Readability: the subject's visible pixels and box are measured on every render and a
 layout that breaks the contract is drawn again.
 """
@@ -283,9 +285,41 @@ def derive_md(item: Item, scenes: dict[str, Scene]) -> str:
     return yes_no(ok)
 
 
+# Obj-MD forms, a matched stratum. ``carried``: the camera (keeping its heading) is
+# carried CARRY_FACTOR times the subject's own displacement, so the subject slides
+# backwards in the picture: a walker that goes where its head points seems to back
+# away, a "reversed" negative seems to walk forwards, and only the ground and the posts
+# (which slide twice as far) tell its real motion. ``fixed``: the camera stays put, as
+# before, and the picture shows the motion as it is.
+MD_FORMS = ("carried", "fixed")
+CARRY_FACTOR = 2.0
+
+
+def _shift_px(cams: tuple[Camera, Camera], a: Scene, b: Scene, object_id: str = "target") -> np.ndarray:
+    """The image displacement of object ``object_id`` from scene ``a`` (seen by
+    ``cams[0]``) to scene ``b`` (seen by ``cams[1]``)."""
+    (ua, _), (ub, _) = (c.project(s.object(object_id).center()[None]) for c, s in zip(cams, (a, b)))
+    return np.asarray(ub[0] - ua[0], dtype=float)
+
+
 def _step_px(cam: Camera, a: Scene, b: Scene) -> float:
-    (ua, _), (ub, _) = (cam.project(s.object("target").center()[None]) for s in (a, b))
-    return float(np.linalg.norm(ua[0] - ub[0]))
+    return float(np.linalg.norm(_shift_px((cam, cam), a, b)))
+
+
+def carried_step_misleads(fixed: Camera, cams: tuple[Camera, Camera], a: Scene, b: Scene) -> bool:
+    """Whether a step of the ``carried`` form shows what it should: the subject's slide in
+    the picture runs against the slide a fixed camera would show (the glance cue lies),
+    and the nearest landmark post slides at least MIN_STEP_PX of the side (the ground
+    shows the camera moved)."""
+    seen, true = _shift_px(cams, a, b), _shift_px((fixed, fixed), a, b)
+    if float(seen @ true) >= 0.0 or float(np.linalg.norm(seen)) < MIN_STEP_PX * fixed.width:
+        return False
+    p = np.asarray(a.object("target").pose.position, dtype=float)[:2]
+    posts = [o for o in a.objects if o.id.startswith("lm")]
+    if not posts:
+        return False
+    post = min(posts, key=lambda o: float(np.linalg.norm(np.asarray(o.pose.position)[:2] - p)))
+    return float(np.linalg.norm(_shift_px(cams, a, b, post.id))) >= MIN_STEP_PX * fixed.width
 
 
 @task(SUITE, "obj_md", derive=derive_md,
@@ -304,6 +338,9 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
     if not 2 * MD_TOL <= off_deg <= 90.0:
         raise ValueError(f"sidestep_deg must lie in [{2 * MD_TOL:g}, 90], got {off_deg}")
     n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
+    # 0: the camera stays put (today's easy); 1: the forms of MD_FORMS, half each
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", MD_FORMS) if conflict else "fixed"
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
         lay = Layout(rng, ctx.library)
@@ -331,34 +368,65 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
         if negative == "shuffled":
             perms = ([0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0])
             order = list(perms[int(rng.integers(len(perms)))])
-        frames = []
+        frames, cams = [], []
         for j, src in enumerate(order):
             objs = [moved(o, pts[src]) if o.id == "target" else o for o in base.objects]
-            frame = with_objects(base, objs, f"{ctx.scene_prefix}-{FRAME_LABELS[j]}")
-            if not target_clear(frame, cam, min_visible=0.9):
+            c = cam if form == "fixed" else _orbit_camera(cam, mid, mid[:2] + CARRY_FACTOR * (pts[src] - mid[:2]), 0.0, "main")
+            frame = with_objects(base, objs, f"{ctx.scene_prefix}-{FRAME_LABELS[j]}", cameras=[c])
+            if not target_clear(frame, c, min_visible=0.9):
                 return None
             frames.append(frame)
+            cams.append(c)
         if any(_step_px(cam, a, b) < MIN_STEP_PX * size for a, b in pairwise(frames)):
             return None
+        if form == "carried" and not all(carried_step_misleads(cam, (ca, cb), a, b) for (ca, cb), (a, b)
+                                         in zip(pairwise(cams), pairwise(frames))):
+            return None
         shown.append((order, step))
-        return frames, [cam] * 3
+        return frames, cams
 
     shown: list[tuple[list[int], float]] = []
     ((_, cams), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_md")
-    cam, (order, step) = cams[0], shown[-1]
-    body = (
-        f"{labelled_images(3)}\nThe camera and the surroundings stay fixed; {subject.text} may stand at a "
-        "different spot in each image and always faces the same way. Following the order A, B, C, is the "
-        f"{subject.short} moving in the direction its head points?"
-    )
+    (order, step) = shown[-1]
+    if conflict:  # one wording for both forms, so the text does not tell the form
+        setting = ("The surroundings stay fixed; the camera keeps its heading but may be carried along the ground "
+                   f"between the shots. {subject.text[0].upper()}{subject.text[1:]} may stand at a different spot in "
+                   "each image and always faces the same way. Judging its place against the ground and the posts "
+                   "around it, and following")
+    else:
+        setting = (f"The camera and the surroundings stay fixed; {subject.text} may stand at a different spot in "
+                   "each image and always faces the same way. Following")
+    body = (f"{labelled_images(3)}\n{setting} the order A, B, C, is the {subject.short} moving in the direction "
+            "its head points?")
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "facing": facing, "negative": negative, "shown_order": order, "step_m": round(step, 4),
-        **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(), "camera": cam.metadata()})
+        "form": form, **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(),
+        "camera": cams[1].metadata(), "cameras": [c.metadata() for c in cams]})
 
 
 # ----------------------------------------------------------------------------- Obj-M
 
 MOVED_MIN = 0.4  # metres: a "moved" subject is displaced at least this far (move_m is held >= 0.6)
+# Which point the camera is carried with (Obj-M forms). ``follow``: the subject's own
+# spot in B, so it keeps its pixel whether it moved or not (the image says nothing);
+# ``misleading``: the spot a mover would go to, so a mover keeps its pixel and a subject
+# that stayed slides across the picture; ``truthful``: its spot in A, so a mover slides
+# and a stayer keeps its pixel. Drawn as a matched stratum over all three, the subject's
+# slide in the picture is equally likely for "yes" and "no" (1/3 each) and says nothing;
+# in a third of the items it points the wrong way and only the landmarks decide.
+M_FORMS = ("follow", "misleading", "truthful")
+MIN_SLIDE_PX = 0.08  # a sliding subject moves at least this share of the image side
+
+
+def _anchor(form: str, p0: np.ndarray, spot: np.ndarray, p1: np.ndarray) -> np.ndarray:
+    """The ground point the camera is carried to (from ``p0``) under Obj-M form ``form``."""
+    return {"follow": p1, "misleading": spot, "truthful": p0[:2]}[form]
+
+
+def _subject_px(cam: Camera, obj: Any) -> np.ndarray:
+    """The pixel of the subject's ground-plane origin (the point the camera swings about)."""
+    uv, _ = cam.project(np.asarray(obj.pose.position, dtype=float)[None])
+    return np.asarray(uv[0], dtype=float)
 
 
 def derive_m(item: Item, scenes: dict[str, Scene]) -> str:
@@ -402,6 +470,9 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     turn_max = float(ctx.knob("subject_turn_deg", {"easy": 0.0, "standard": 180.0, "hard": 180.0}))
     n_entities = int(ctx.knob("n_distractors", {"easy": 2, "standard": 7, "hard": 9}))
     n_landmarks = int(ctx.knob("n_landmarks", {"easy": 60, "standard": 45, "hard": 35}))
+    # 0: the camera always follows the subject (today's easy); 1: the image-cue forms
+    conflict = int(ctx.knob("image_cue_conflict", {"easy": 0, "standard": 1, "hard": 1}))
+    form = stratum(ctx, "form", M_FORMS) if conflict else "follow"
 
     def attempt() -> tuple[list[Scene], list[Camera]] | None:
         lay = Layout(rng, ctx.library)
@@ -434,8 +505,13 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
         _clutter(ctx, lay, cam, subject, k, n_entities=n_entities, n_landmarks=n_landmarks,
                  block_distances=(9.0, 26.0))
         base = lay.scene(ctx.scene_prefix, ctx.seed, [cam])
-        cam_b = _orbit_camera(cam, p0, p1, swing, "main")
+        cam_b = _orbit_camera(cam, p0, _anchor(form, p0, spot, p1), swing, "main")
         sheep_b = moved(base.object("target"), p1, yaw=yaw + turn)
+        slide = float(np.linalg.norm(_subject_px(cam_b, sheep_b) - _subject_px(cam, base.object("target"))))
+        if form != "follow" and (slide >= 2.0) != (yes == (form == "truthful")):
+            raise AssertionError(f"obj_m form {form}: the subject slid {slide:.1f} px")
+        if slide >= 2.0 and slide < MIN_SLIDE_PX * size:
+            return None
         frame_a = with_objects(base, base.objects, f"{ctx.scene_prefix}-A")
         frame_b = with_objects(base, [sheep_b if o.id == "target" else o for o in base.objects],
                                f"{ctx.scene_prefix}-B", cameras=[cam_b])
@@ -445,12 +521,12 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
             if count_in_view(fr, c, "lm") < 8:
                 return None
         shift_len = distance(np.asarray(cam.position), np.asarray(cam_b.position))
-        lengths.append((shift_len, move_len, turn, swing))
+        lengths.append((shift_len, move_len, turn, swing, slide))
         return [frame_a, frame_b], [cam, cam_b]
 
-    lengths: list[tuple[float, float, float, float]] = []
+    lengths: list[tuple[float, float, float, float, float]] = []
     ((_, cams), variants) = _layout_and_render(ctx, attempt, subject.short, "lrr obj_m")
-    shift_len, move_len, turn, swing = lengths[-1]
+    shift_len, move_len, turn, swing, slide = lengths[-1]
     body = (
         f"{labelled_images(2)}\nImages A and B show the same place; the camera moved between the two shots. "
         f"Compared with its surroundings, has {subject.text} moved to a different spot between A and B? "
@@ -459,5 +535,6 @@ def generate_obj_m(ctx: TaskContext) -> list[Item]:
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "sheep_move_m": round(move_len, 4), "subject_turn_deg": round(turn, 3),
         "camera_move_m": round(shift_len, 4), "camera_orbit_deg": round(swing, 3),
+        "form": form, "subject_slide_px": round(slide, 2),
         **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(),
         "cameras": [c.metadata() for c in cams]})

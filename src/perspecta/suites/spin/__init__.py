@@ -16,9 +16,8 @@ from perspecta.suites.spin.audit import audit_features  # noqa: F401  (read by t
 
 DIFFICULTY_PRESETS = "see docs/suites.md, section SpinBench difficulty"
 
-# Default longest image side `perspecta eval` sends (None = native), after the paper's
-# protocol; `--image-max-side N` / `--high-res` override it.
-# SpinBench's main setting: every image downsampled to a longest side of 256 px
-# (the originals are its "high resolution" ablation). Images are rendered at
-# common.IMAGE_SIZE (512 px), so a person judging them sees more than the model does.
-EVAL_IMAGE_MAX_SIDE: int | None = 256
+# Default longest image side `perspecta eval` sends (None = native). Models see the images
+# as the suite rendered them (common.IMAGE_SIZE, 512 px), the same pixels a person judging
+# the items sees. SpinBench's paper downsampled to a longest side of 256 px in its main
+# setting; `--image-max-side 256` reproduces that protocol when a user asks for it.
+EVAL_IMAGE_MAX_SIDE: int | None = None

@@ -28,7 +28,7 @@ T = TypeVar("T")
 SUITE = "spin"
 LAYOUTS = ("imagefirst", "textfirst", "interleaved")
 ORDINALS = ("first", "second", "third", "fourth", "fifth")
-IMAGE_SIZE = 512  # default side of SpinBench renders; the eval harness downsizes for models (paper: 256)
+IMAGE_SIZE = 512  # default side of SpinBench renders, sent to models as is (paper: 256, a flag)
 
 
 def image_size(ctx: TaskContext) -> int:

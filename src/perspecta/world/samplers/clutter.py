@@ -29,6 +29,7 @@ from perspecta.world.samplers.common import (
     Rect,
     SamplingError,
     any_overlap,
+    footprint,
     assets_in,
     fit_distance,
     instantiate,
@@ -276,10 +277,9 @@ def sample_clutter(
             for _try in range(40):
                 yaw = float(rng.uniform(0.0, 360.0)) if fixed is None else float(fixed)
                 x, y = float(rng.uniform(-ax, ax)), float(rng.uniform(-ay, ay))
-                obj = make_object(f"obj{k}", inst, x, y, yaw, z=top_z)
-                r = Rect.of(obj)
+                r = footprint(inst, x, y, yaw)  # most tries fail: make the object for the one kept
                 if r.inside_box(-ax, ax, -ay, ay) and not any_overlap(r, rects, gap_):
-                    objects.append(obj)
+                    objects.append(make_object(f"obj{k}", inst, x, y, yaw, z=top_z))
                     rects.append(r)
                     break
             else:

@@ -190,6 +190,14 @@ def make_object(obj_id: str, inst: Instance, x: float, y: float, yaw: float, z: 
     )
 
 
+def footprint(inst: Instance, x: float, y: float, yaw: float) -> Rect:
+    """``Rect.of(make_object(..., inst, x, y, yaw))`` without the object: placement loops
+    try many poses per accepted one, so they test the footprint first and make the object
+    only for the pose they keep (the same rounding as :func:`make_object`)."""
+    return Rect(round(float(x), 5), round(float(y), 5), float(inst.size[0]) / 2, float(inst.size[1]) / 2,
+                round(float(yaw) % 360.0, 4))
+
+
 def renumber(objects: list[SceneObject]) -> list[SceneObject]:
     """Give objects the ids obj0, obj1, ... in list order."""
     for i, o in enumerate(objects):
@@ -198,6 +206,11 @@ def renumber(objects: list[SceneObject]) -> list[SceneObject]:
 
 
 # --------------------------------------------------------------------------- footprints
+
+
+#: Plain-float separating-axis margins (metres) closer to zero than this are re-tested
+#: with numpy's dot products, whose rounding the samplers' past layouts depend on.
+_SAT_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -221,11 +234,19 @@ class Rect:
         rect for them in every overlap test of every placement try)."""
         cached = self.__dict__.get("_axes")
         if cached is None:
-            c, s = math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw))
+            c, s = self._cos_sin()
             cached = (np.array([c, s]), np.array([-s, c]))
             for a in cached:
                 a.setflags(write=False)
             self.__dict__["_axes"] = cached  # frozen dataclass: a plain cache slot, not a field
+        return cached
+
+    def _cos_sin(self) -> tuple[float, float]:
+        """cos and sin of the yaw as plain floats: exactly the entries of :meth:`axes`,
+        without building arrays for the many rects a sampler makes and rejects at once."""
+        cached = self.__dict__.get("_cs")
+        if cached is None:
+            cached = self.__dict__["_cs"] = (math.cos(math.radians(self.yaw)), math.sin(math.radians(self.yaw)))
         return cached
 
     def corners(self) -> np.ndarray:
@@ -254,6 +275,23 @@ class Rect:
         reach = math.hypot(self.hx, self.hy) + math.hypot(other.hx, other.hy) + gap
         if dx * dx + dy * dy > 2.0 * reach * reach * (1.0 + 1e-6) + 1e-9:
             return False
+        # The same four axis tests on plain floats first. They may differ from numpy's
+        # (fused) 2-vector dot products in the last bits, ~1e-15 m here, so they decide
+        # only when every axis clears its threshold by more than _SAT_SLACK either way;
+        # the rare case within it gets the exact numpy test below.
+        c1, s1 = self._cos_sin()
+        c2, s2 = other._cos_sin()
+        clear = True
+        for ux, uy in ((c1, s1), (-s1, c1), (c2, s2), (-s2, c2)):
+            margin = (abs(dx * ux + dy * uy) - gap
+                      - self.hx * abs(c1 * ux + s1 * uy) - self.hy * abs(c1 * uy - s1 * ux)
+                      - other.hx * abs(c2 * ux + s2 * uy) - other.hy * abs(c2 * uy - s2 * ux))
+            if margin > _SAT_SLACK:
+                return False
+            if margin > -_SAT_SLACK:
+                clear = False
+        if clear:
+            return True
         d = np.array([dx, dy])
         for u in (*self.axes(), *other.axes()):
             if abs(float(d @ u)) > self.radius_along(u) + other.radius_along(u) + gap:
@@ -261,21 +299,26 @@ class Rect:
         return True
 
     def inside_box(self, xmin: float, xmax: float, ymin: float, ymax: float, margin: float = 0.0) -> bool:
-        # the corners as :meth:`corners` computes them (the same float operations in the
-        # same order, on plain floats instead of 2-vectors: samplers call this per try)
-        ax, ay = self.axes()
-        ax0, ax1, ay0, ay1 = float(ax[0]), float(ax[1]), float(ay[0]), float(ay[1])
-        xs, ys = [], []
-        for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
-            a, b = sx * self.hx, sy * self.hy
-            xs.append(self.cx + a * ax0 + b * ay0)
-            ys.append(self.cy + a * ax1 + b * ay1)
+        # The corners as :meth:`corners` computes them, c + sx*hx*ax + sy*hy*ay with the
+        # same float operations in the same order, on plain floats (samplers call this per
+        # try): a sign flip is exact, so (sx*hx)*c = sx*(hx*c) and the four corners share
+        # four products.
+        xs, ys = self._corner_floats()
         return (
             min(xs) >= xmin + margin - 1e-9
             and max(xs) <= xmax - margin + 1e-9
             and min(ys) >= ymin + margin - 1e-9
             and max(ys) <= ymax - margin + 1e-9
         )
+
+    def _corner_floats(self) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
+        """x and y of the corners in :meth:`corners` order, bit for bit its values."""
+        c, s = self._cos_sin()
+        cx, cy = self.cx, self.cy
+        p, q = self.hx * c, self.hy * s  # x: cx + sx*p - sy*q
+        r, t = self.hx * s, self.hy * c  # y: cy + sx*r + sy*t
+        x1, x2, y1, y2 = cx + p, cx - p, cy + r, cy - r
+        return (x1 - q, x2 - q, x2 + q, x1 + q), (y1 + t, y2 + t, y2 - t, y1 - t)
 
     def distance_to_point(self, p: np.ndarray) -> float:
         ax, ay = self.axes()

@@ -1,0 +1,164 @@
+"""DORI's per-asset readability marks (suites/dori/marks.py): planted violations of the
+recorded ``view`` fact fail the contract, confusable fronts are never targets, tubs are
+never shown from above, and people seen from behind keep wider margins and larger turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perspecta.assets.library import AssetLibrary
+from perspecta.render.base import get_renderer
+from perspecta.suites.context import TaskContext
+from perspecta.suites.dori import marks
+from perspecta.suites.dori.common import FRONT_CATEGORIES, PERSON_BACK_MARGIN_FRAC, Unreadable, check_readable, pick_target
+from perspecta.suites.dori.compound_rotation import ELEVATION
+from perspecta.suites.registry import get_task
+from perspecta.world import readability
+
+
+@pytest.fixture(scope="module")
+def lib() -> AssetLibrary:
+    return AssetLibrary.default()
+
+
+def view(asset_id: str, elevation: float) -> dict:
+    lo, hi = marks.readable_elevation(asset_id)
+    return {"mark": marks.mark_name(asset_id), "elevation_deg": elevation, "readable_elevation": [lo, hi],
+            "front_back_confusable": asset_id in marks.CONFUSABLE}
+
+
+def test_planted_view_violations_are_problems() -> None:
+    tub = marks.LOW_ONLY[0]
+    assert readability.problems({"view": view(tub, 10.0)}) == []
+    assert any("elevation" in p for p in readability.problems({"view": view(tub, 50.0)}))
+    frame = marks.FRAME_CHAIRS[0]
+    assert any("elevation" in p for p in readability.problems({"view": view(frame, 5.0)}))
+    assert readability.problems({"view": view(frame, 20.0)}) == []
+    beetle = "sh3d:katorlegaz/VW-new-beetle"
+    assert any("taken for its back" in p for p in readability.problems({"view": view(beetle, 10.0)}))
+    chair_head_on = {**view(frame, 20.0), "head_on_readable": marks.head_on_readable(frame)}
+    assert any("head-on" in p for p in readability.problems({"view": chair_head_on}))
+    assert marks.head_on_readable("proc:person") and not marks.head_on_readable(marks.LOW_ONLY[0])
+    # several named targets (inter-object A and B): one bad one is enough
+    both = {"A": view("proc:car", 30.0), "B": view(tub, 30.0)}
+    assert len(readability.problems({"view": both})) == 1
+
+
+def test_every_marked_asset_is_a_real_dori_front_asset(lib: AssetLibrary) -> None:
+    if not any(a.source == "sh3d" for a in lib.all()):
+        pytest.skip("Sweet Home 3D furniture not installed")
+    front = {a.asset_id for a in lib.all() if a.category in FRONT_CATEGORIES and a.has_front}
+    for group in (marks.LOW_ONLY, marks.FRAME_CHAIRS, marks.MID_ONLY, tuple(marks.CONFUSABLE)):
+        missing = set(group) - front
+        assert not missing, f"marks name assets DORI never uses: {sorted(missing)}"
+
+
+def test_targets_skip_confusable_fronts_and_tubs_above_their_range(lib: AssetLibrary, tmp_path: Path) -> None:
+    seen_low = False
+    for i in range(300):
+        ctx = TaskContext("dori", "directional_facing", i, 5, lib, None, tmp_path, config={})
+        a = pick_target(ctx, cbd=False)
+        assert a.asset_id not in marks.CONFUSABLE
+        seen_low |= a.asset_id in marks.LOW_ONLY
+        c = pick_target(ctx, cbd=False, elevation_range=ELEVATION)  # the compound task looks down 25-50 deg
+        assert c.asset_id not in marks.LOW_ONLY and c.asset_id not in marks.CONFUSABLE
+    if any(a.source == "sh3d" for a in lib.all()):
+        assert seen_low, "tub chairs should still be targets, from low cameras"
+
+
+def test_a_person_seen_from_behind_needs_a_wider_bin_margin() -> None:
+    record = {"bin_margin": {"deg": 0.36 * 90.0, "bin_width": 90.0},
+              "view": {**view("proc:person", 20.0), "person_back": False}}
+    check_readable(dict(record))  # 0.36 of a wide bin is fine for a person facing the camera
+    record["view"] = {**record["view"], "person_back": True}
+    with pytest.raises(Unreadable):
+        check_readable(record)
+    assert readability.Contract.from_dict(record["contract"]).min_bin_margin_frac == PERSON_BACK_MARGIN_FRAC
+
+
+@pytest.mark.parametrize("task", ["directional_facing", "viewer_scene_direction", "compound_rotation"])
+def test_generated_items_record_a_view_inside_the_assets_range(lib: AssetLibrary, tmp_path: Path, task: str) -> None:
+    renderer = get_renderer("gl", library=lib)
+    try:
+        for i in range(3):
+            ctx = TaskContext("dori", task, i, 11, lib, renderer, tmp_path, config={"image_size": 256})
+            for item in get_task("dori", task).generate(ctx):
+                record = item.metadata["readability"]
+                v = record["view"]
+                lo, hi = v["readable_elevation"]
+                assert lo <= v["elevation_deg"] <= hi and not v["front_back_confusable"]
+                assert (lo, hi) == marks.readable_elevation(item.metadata["asset_id"])
+                assert readability.problems(record) == []
+                wm = record.get("winner_margin")
+                if task == "viewer_scene_direction" and wm is not None:
+                    assert wm["value"] >= 45.0
+    finally:
+        renderer.close()
+
+
+def test_frame_switch_form_is_balanced_mirrors_toward_targets_and_is_off_at_easy(lib: AssetLibrary,
+                                                                                tmp_path: Path) -> None:
+    from perspecta.suites.dori.directional_facing import FRAME, FRAME_FORM, FRAME_MAX_OFF
+
+    renderer = get_renderer("gl", library=lib)
+    try:
+        answers, sides = [], set()
+        for i in range(6):
+            ctx = TaskContext("dori", "directional_facing", i, 21, lib, renderer, tmp_path, config={"image_size": 256})
+            items = get_task("dori", "directional_facing").generate(ctx)
+            frame = [it for it in items if it.metadata.get("form") == FRAME_FORM]
+            assert len(frame) == 1 and frame[0].subtype == f"directional_facing_{FRAME_FORM}"
+            m = frame[0].metadata
+            answers.append(m["answer_text"])
+            sides.add(m["asked_side"])
+            assert m["readability"]["view"].get("head_on_readable", True)  # never a chair seen head-on
+            if m["egocentric_facing"] is not None:
+                f = abs(m["egocentric_facing"])
+                # the decisive cue is unmistakable: straight toward or straight away
+                assert f <= FRAME_MAX_OFF + 0.5 or f >= 180.0 - FRAME_MAX_OFF - 0.5
+                # the glance answer ("left is the image left") is wrong exactly for toward targets
+                assert (m["answer_text"] == FRAME[f"image_{m['asked_side']}"]) == (f > 90.0)
+        # blocks of 2 hold image left and image right once each (no frontless targets here)
+        assert all(sorted(answers[i:i + 2]) == sorted(FRAME.values()) for i in (0, 2, 4))
+        assert sides == {"left", "right"}
+        easy = TaskContext("dori", "directional_facing", 0, 21, lib, renderer, tmp_path,
+                           config={"image_size": 256, "difficulty": "easy"})
+        assert all(it.metadata.get("form") is None for it in get_task("dori", "directional_facing").generate(easy))
+    finally:
+        renderer.close()
+
+
+def test_viewer_scene_frame_switch_turns_from_toward_or_away_and_is_balanced(lib: AssetLibrary,
+                                                                             tmp_path: Path) -> None:
+    from perspecta.suites.dori.viewer_scene import FRAME, FRAME_FORM, FRAME_START_OFF, FRAME_TURN
+
+    renderer = get_renderer("gl", library=lib)
+    try:
+        answers, starts = [], set()
+        for i in range(6):
+            ctx = TaskContext("dori", "viewer_scene_direction", i, 23, lib, renderer, tmp_path,
+                              config={"image_size": 256})
+            items = get_task("dori", "viewer_scene_direction").generate(ctx)
+            frame = [it for it in items if it.metadata.get("form") == FRAME_FORM]
+            assert len(frame) == 1
+            m = frame[0].metadata
+            answers.append(m["answer_text"])
+            assert m["readability"]["view"].get("head_on_readable", True)
+            if m["facing_before"] is None:
+                continue
+            before, after = abs(m["facing_before"]), m["facing_after"]
+            assert before <= FRAME_START_OFF + 0.5 or before >= 180.0 - FRAME_START_OFF - 0.5
+            assert FRAME_TURN[0] - 0.5 <= abs(m["turn_ccw"]) <= FRAME_TURN[1] + 0.5
+            assert 90.0 - 35.0 <= abs(after) <= 90.0 + 35.0  # ends side-on: the new heading is clear
+            toward = before < 90.0
+            starts.add(toward)
+            # own left = counter-clockwise from above; the viewer's-frame reading ("now faces the
+            # image right, so it turned right") disagrees exactly when it started facing the camera
+            assert (m["answer_text"] == FRAME["own_left"]) == (m["turn_ccw"] > 0)
+            glance = FRAME["own_right"] if after > 0 else FRAME["own_left"]
+            assert (glance == m["answer_text"]) == (not toward)
+        assert all(sorted(answers[i:i + 2]) == sorted(FRAME.values()) for i in (0, 2, 4))
+    finally:
+        renderer.close()
