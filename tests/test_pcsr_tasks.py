@@ -17,7 +17,7 @@ from perspecta.suites.pcsr.panoramic import (
     seam_pair_answer,
 )
 from perspecta.suites.context import TaskContext
-from perspecta.suites.pcsr.common import Pano, balanced
+from perspecta.suites.pcsr.common import Pano, balanced, display
 from perspecta.suites.pcsr.perception import (
     _build_distance,
     clear_winner,
@@ -366,9 +366,10 @@ def test_a_sink_on_a_cabinet_base_keeps_cabinets_uncounted() -> None:
     """The kitchen sink model stands on a closed two-door base: careful and one-look judges
     both counted it as a cabinet, so no room holding it is asked to count cabinets (zero
     included), while a washbasin leaves the question open."""
-    from perspecta.suites.pcsr.perception import COUNT_LOOKALIKE_ASSETS, lookalike_in
+    from perspecta.suites.pcsr.common import LOOKALIKE_ASSETS
+    from perspecta.suites.pcsr.perception import lookalike_in
 
-    sink_unit = next(iter(COUNT_LOOKALIKE_ASSETS["cabinet"]))
+    sink_unit = next(iter(LOOKALIKE_ASSETS["cabinet"]))
     s = room()
     s.objects = [o for o in s.objects if o.category != "wardrobe"]  # a wardrobe passes for a cabinet too
     s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="sh3d:blendswap-cc-0/washbasin",
@@ -376,6 +377,28 @@ def test_a_sink_on_a_cabinet_base_keeps_cabinets_uncounted() -> None:
     assert not lookalike_in(s, "cabinet")
     s.objects[-1].asset_id = sink_unit
     assert lookalike_in(s, "cabinet") and not lookalike_in(s, "person")
+
+
+@pytest.mark.parametrize("asset", sorted(__import__("perspecta.suites.pcsr.common", fromlist=["x"]).LOOKALIKE_ASSETS["cabinet"]))
+def test_a_sink_on_a_cabinet_base_bars_cabinet_from_every_task(asset: str) -> None:
+    """Beyond counting: in a room holding the sink (or vanity) on its two-door base, no task
+    may name a cabinet, take it as an answer or offer it as a distractor (a person cannot
+    tell which "cabinet" is meant). The gate is Pano.referable() and Pano.record(), which
+    every builder goes through; a plain washbasin leaves the cabinet nameable."""
+    s = room()
+    cab = next(o for o in s.objects if o.category == "wardrobe")
+    cab.category, cab.asset_id = "cabinet", "x:cabinet"
+    s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="sh3d:blendswap-cc-0/washbasin",
+                                 category="sink", pose=Pose((-3.0, -3.0, 0.0)), size=(0.6, 0.5, 0.9)))
+    pano = _pano_with_pixels(s, tiny=set())
+    assert cab in pano.referable() and pano.record({"cabinet": cab}) is not None
+    s.objects[-1].asset_id = asset
+    pano = _pano_with_pixels(s, tiny=set())
+    assert cab not in pano.referable()
+    assert pano.record({"cabinet": cab}) is None and pano.record({"sofa": s.objects[0], "cabinet": cab}) is None
+    for i in range(12):
+        q = _build_distance(_ctx(i, task="relative_distance"), pano)
+        assert q is None or ("cabinet" not in [q.answer, *q.distractors] and "cabinet" not in q.body)
 
 
 def test_mcq_answer_letters_are_balanced_per_subtype_by_construction() -> None:
@@ -396,3 +419,174 @@ def test_mcq_answer_letters_are_balanced_per_subtype_by_construction() -> None:
         assert opts[pos].text == "sofa" and sorted(o.text for o in opts) == ["bed", "lamp", "sofa", "tv"]
     with pytest.raises(ValueError, match="position"):
         placed_options(rng, "sofa", ["bed"], 2)
+
+
+def test_t1_two_hop_offers_the_one_hop_slip_and_derives_the_walk() -> None:
+    """The two-hop form's answer differs from the one-hop answer a glance gives (closest to
+    the TV is a chair; closest to that chair, the TV aside, is the bed), and that slip and
+    the intermediate stop are MCQ distractors; re-deriving walks the same two hops."""
+    from perspecta.suites.pcsr.common import optimistic
+    from perspecta.suites.pcsr.perception import _build_two_hop
+
+    s = room()
+    q = _build_two_hop(_ctx(0, task="relative_distance"), optimistic(s), "closest", "bed")
+    assert q is not None and q.answer == "bed" and q.metadata["form"] == "two_hop"
+    assert (q.metadata["anchor"], q.metadata["via"], q.metadata["stop"]) == ("tv", "closest", "chair")
+    one_hop = distance_answer(s, "tv", "closest")
+    assert one_hop == "chair" != q.answer and one_hop in q.distractors
+    assert [o.category for o in compositional_answer(s, "tv", ["closest", "closest"])] == ["chair", "bed"]
+    assert "bed" not in q.distractors and "TV" not in q.distractors
+
+
+def test_form_shares_are_exact_per_block() -> None:
+    """T1's two-hop share and T3's compositional share are planned per block, so a preset's
+    share is what a dataset gets, and the text-only transitive control stays in T3."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.perception import hop_forms
+    from perspecta.suites.pcsr.reasoning import chain_plan
+
+    forms = Counter(hop_forms(_ctx(i, task="relative_distance"), "form", "distance_two_hop_share",
+                              {"easy": 0.0, "standard": 0.75, "hard": 1.0}) for i in range(40))
+    assert forms == {"two_hop": 30, "one_hop": 10}
+    plan = Counter(sub for sub, _, _ in chain_plan(0.75))
+    assert plan == {"transitive": 4, "compositional": 12}
+    assert Counter(sub for sub, _, _ in chain_plan(0.5)) == {"transitive": 4, "compositional": 4}
+    assert set(chain_plan(1.0)) == {("compositional", "", "")}
+    with pytest.raises(ValueError, match="compositional_share"):
+        chain_plan(1.5)
+
+
+def test_t5_facing_found_by_a_hop_matches_the_named_facing() -> None:
+    """The two-hop re-anchoring form faces the object closest to the standpoint without
+    naming it: from the plant that is the bed (2.62 m), and the sofa is then on the left
+    (facing (-2, -1.7), the sofa at (2, -2): counter-clockwise of the facing)."""
+    s = room()
+    named = reanchor_answer(s, "left_right", "plant", "bed", "sofa")
+    hopped = reanchor_answer(s, "left_right", "plant", "", "sofa", facing_hop="closest")
+    assert named == hopped == "left"
+    # facing another object (the wardrobe, (4, -1)) puts the sofa on the other side
+    assert reanchor_answer(s, "left_right", "plant", "wardrobe", "sofa") == "right"
+
+
+def test_t2_turned_form_flips_the_frame_in_half_the_items() -> None:
+    """T2 turned form: after turning on the spot to face an object, left/right is taken from
+    the new facing. The glance answer (the object's side of the panorama) is the distractor
+    and is wrong exactly in the planned flip half; answers re-derive from the scene."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.perception import (
+        TURNED_PLAN,
+        TURNED_SHARE,
+        _build_direction,
+        form_ordinal,
+        hop_forms,
+        panorama_side,
+    )
+
+    s = room()
+    cam = s.camera("pano")
+    wardrobe = by_cat(s, "wardrobe")
+    # the wardrobe shows right of centre (+14 deg); facing the TV (right, +90) it is on the left
+    assert panorama_side(wardrobe, cam, 10.0) == "right"
+    assert direction_answer(s, "turned_left_right", "wardrobe", "tv", 10.0) == "left"
+    # facing the plant (left, -90) it is behind-right: no flip
+    assert direction_answer(s, "turned_left_right", "wardrobe", "plant", 10.0) == "right"
+    # exact shares: 3 of 4 units turned at standard; the flip plan is exact among turned units
+    forms = [hop_forms(_ctx(i, task="relative_direction"), "form", "direction_turned_share", TURNED_SHARE)
+             for i in range(32)]
+    assert Counter(forms) == {"two_hop": 24, "one_hop": 8}
+    turned = [i for i, f in enumerate(forms) if f == "two_hop"]
+    assert [form_ordinal(_ctx(i, task="relative_direction"), "form", "direction_turned_share", TURNED_SHARE)
+            for i in turned] == list(range(24))
+    plans = Counter(balanced(_ctx(i, task="relative_direction"), "turned_plan", TURNED_PLAN, index=k)[1]
+                    for k, i in enumerate(turned))
+    assert plans == {True: 12, False: 12}
+    pano = _pano_with_pixels(s, tiny=set())
+    built = 0
+    for i in turned[:8]:
+        q = _build_direction(_ctx(i, task="relative_direction"), pano)
+        if q is None:
+            continue
+        built += 1
+        m = q.metadata
+        a, f = by_cat(s, m["object_a"]), by_cat(s, m["object_b"])
+        assert q.subtype == "turned_left_right" and m["form"] == "turned"
+        assert q.answer == direction_answer(s, "turned_left_right", a.category, f.category, m["margin_deg"])
+        assert m["panorama_side"] == panorama_side(a, cam, m["margin_deg"])
+        assert m["frame_flip"] == (q.answer != m["panorama_side"])
+        assert q.distractors == ["right" if q.answer == "left" else "left"]
+    assert built >= 2
+
+
+def by_cat(s: Scene, category: str) -> SceneObject:
+    return next(o for o in s.objects if o.category == category)
+
+
+def test_t7_two_step_turn_offers_the_one_step_view_as_the_slip() -> None:
+    """T7 two-step form: face X, then turn 90 degrees further. The view is re-derived from
+    the scene with the second turn; the first distractor is an object the first turn alone
+    shows (the one-step slip); 3 of 4 units take the form at standard, turns balanced."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.panoramic import FOV_TWO_STEP_SHARE, SECOND_TURNS, _build_fov, fov_statuses
+    from perspecta.suites.pcsr.perception import hop_forms
+
+    s = room()
+    px = {o.id: 5000 for o in s.objects}
+    # facing the sofa (+X) then turning 90 right: now facing -Y, the TV straight ahead
+    assert fov_statuses(s, "sofa", 90, px, 8.0, 90.0)["tv"] == "in"
+    assert fov_statuses(s, "sofa", 90, px, 8.0, 90.0)["wardrobe"] == "out"  # in the one-step view
+    assert fov_statuses(s, "sofa", 90, px, 8.0)["wardrobe"] == "in"
+    assert fov_statuses(s, "sofa", 90, px, 8.0, -90.0)["plant"] == "in"  # left turn: facing +Y
+    forms = [hop_forms(_ctx(i, task="limited_fov"), "form", "fov_two_step_share", FOV_TWO_STEP_SHARE)
+             for i in range(40)]
+    assert Counter(forms) == {"two_hop": 30, "one_hop": 10}
+    assert Counter(balanced(_ctx(i, task="limited_fov"), "second_turn", SECOND_TURNS) for i in range(40)) == {
+        90.0: 20, -90.0: 20}
+    pano = _pano_with_pixels(s, tiny=set())
+    seen = 0
+    for i in range(24):
+        q = _build_fov(_ctx(i, task="limited_fov"), pano)
+        if q is None or q.metadata["form"] != "two_step":
+            continue
+        seen += 1
+        m = q.metadata
+        st = fov_statuses(s, m["facing"], m["fov"], pano.visible_px, m["fov_margin_deg"], m["then_turn_cw"])
+        first = fov_statuses(s, m["facing"], m["fov"], pano.visible_px, m["fov_margin_deg"])
+        ans = next(c for c in st if display(c) == q.answer)
+        assert st[ans] == "in" and abs(m["then_turn_cw"]) == 90.0
+        slip = q.distractors[0]
+        assert slip in {display(c) for c in m["one_step_slips"]}
+        assert first[next(c for c in st if display(c) == slip)] == "in"
+        assert all(st[c] == "out" for c in st if display(c) in q.distractors)
+        if q.open_answer == "no":
+            assert m["target"] in m["one_step_slips"]
+    assert seen >= 1
+
+
+def test_t0_many_form_counts_three_to_six_with_balanced_values() -> None:
+    """T0 "many" form: office chairs 3..6 (the plan reaches six), every value asked equally
+    often within the form and all four offered; half the units at standard; the "few"
+    plan stays exact among its own units."""
+    from collections import Counter
+
+    from perspecta.suites.pcsr.perception import (
+        COUNT_MANY_SHARE,
+        _count_target,
+        count_many_plan,
+        count_plan,
+        plan_counts,
+    )
+
+    assert count_many_plan() == [(v, "office", "chair") for v in range(3, 7)]
+    assert set(range(3, 7)) <= plan_counts("office", "chair")
+    targets = [_count_target(_ctx(i, 5, "counting")) for i in range(64)]
+    many = [t for t in targets if t[3] == 3]
+    assert len(many) == 32 and all(t[4] == 6 and t[2] == "chair" for t in many)
+    assert Counter(t[0] for t in many) == {3: 8, 4: 8, 5: 8, 6: 8}
+    few = Counter(t[:3] for t in targets if t[3] == 0)
+    assert sum(few.values()) == 32 and set(few) <= set(count_plan(3))
+    if 32 % len(count_plan(3)) == 0:  # whole blocks of the few plan: every cell equally often
+        assert set(few.values()) == {32 // len(count_plan(3))}
+    assert float(COUNT_MANY_SHARE["easy"]) == 0.0

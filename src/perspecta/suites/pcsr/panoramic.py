@@ -40,7 +40,7 @@ from perspecta.suites.pcsr.common import (
     display,
     the,
 )
-from perspecta.suites.pcsr.perception import clear_winner, distance_margins, winner_record
+from perspecta.suites.pcsr.perception import clear_winner, distance_margins, hop_forms, winner_record
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     bearing,
@@ -288,6 +288,15 @@ def generate_distortion(ctx: TaskContext) -> list[Item]:
 # ---------------------------------------------------------- T7 limited-FOV visibility
 
 FOV_PLAN = ((60, "yes"), (60, "no"), (90, "yes"), (90, "no"))
+# two-step form: the share of T7 units whose view is "face X, then turn 90 degrees", and
+# the second turn's direction (clockwise positive), balanced within the form
+FOV_TWO_STEP_SHARE = {"easy": 0.0, "standard": 0.75, "hard": 1.0}
+SECOND_TURNS = (90.0, -90.0)
+
+
+def turn_words(turn_cw: float) -> str:
+    side = "right (clockwise)" if turn_cw > 0 else "left (counter-clockwise)"
+    return f"then turn a further {abs(turn_cw):g} degrees to your {side}"
 
 
 def fov_status(
@@ -303,16 +312,19 @@ def fov_status(
     return None
 
 
-def _view(scene: Scene, facing: str) -> tuple[np.ndarray, float]:
+def _view(scene: Scene, facing: str, then_turn_cw: float = 0.0) -> tuple[np.ndarray, float]:
+    """The observer's position and heading after turning to face ``facing`` and then
+    ``then_turn_cw`` degrees further clockwise (to the right; negative = to the left)."""
     cam = scene.camera("pano")
     pos = np.asarray(cam.position, dtype=float)
-    return pos, heading_of(by_category(scene, facing).center() - pos)
+    return pos, float(heading_of(by_category(scene, facing).center() - pos)) - then_turn_cw
 
 
-def fov_statuses(scene: Scene, facing: str, fov: float, visible_px: dict[str, int], margin: float) -> dict[str, str | None]:
+def fov_statuses(scene: Scene, facing: str, fov: float, visible_px: dict[str, int], margin: float,
+                 then_turn_cw: float = 0.0) -> dict[str, str | None]:
     """Per category (skipping the faced object): "in" if any instance is in view, "out"
     if all are out, None otherwise."""
-    pos, head = _view(scene, facing)
+    pos, head = _view(scene, facing, then_turn_cw)
     out: dict[str, str | None] = {}
     for o in scene.objects:
         if o.category == facing:
@@ -329,11 +341,13 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     fov, want = balanced(ctx, "fov_answer", FOV_PLAN)
     margin = float(ctx.knob("fov_margin_deg", {"easy": 12.0, "standard": 7.0, "hard": 6.0}))
+    two_step = hop_forms(ctx, "form", "fov_two_step_share", FOV_TWO_STEP_SHARE) == "two_hop"
+    turn = float(balanced(ctx, "second_turn", SECOND_TURNS)) if two_step else 0.0
     single = {o.category for o in pano.referable()}
     refs = pano.referable()
     for i in ctx.rng.permutation(len(refs)):
         f = refs[int(i)]
-        st = fov_statuses(scene, f.category, fov, pano.visible_px, margin)
+        st = fov_statuses(scene, f.category, fov, pano.visible_px, margin, turn)
         # single-instance categories only: a category with many pieces is in view more
         # often than one piece, so its name alone would predict the answer
         seen = {c for c in st if c in single}
@@ -341,14 +355,25 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
         outs = [c for c, s in st.items() if s == "out" and c in seen]
         if not ins or len(outs) < 3:
             continue
-        pos, head = _view(scene, f.category)
+        pos, head = _view(scene, f.category, turn)
         edge = {c: min(abs(bearing(pos, head, o)) for o in scene.objects if o.category == c) for c in outs}
         outs.sort(key=lambda c: (edge[c], c))
+        # two-step form: the objects the FIRST turn alone would show (the one-step slip)
+        slips = []
+        if two_step:
+            first = fov_statuses(scene, f.category, fov, pano.visible_px, margin)
+            slips = sorted(c for c in outs if first.get(c) == "in")
+            if not slips:
+                continue  # no one-step answer to offer: the slip would not be tested
         ans = ins[int(ctx.rng.integers(len(ins)))]
-        # the object just outside the field first, then others near the edge
-        distractors = outs[:1] + [outs[1:][int(k)] for k in ctx.rng.permutation(len(outs) - 1)][:2]
-        # yes/no target: an object in view, or one of the two just outside it
-        pool = list(ins if want == "yes" else outs[:2])
+        # the one-step answer first (two-step form), then the object just outside the
+        # field, then others near the edge
+        rest = [c for c in outs if c not in slips[:1]]
+        distractors = slips[:1] + rest[:1] + [rest[1:][int(k)] for k in ctx.rng.permutation(len(rest) - 1)]
+        distractors = distractors[:3]
+        # yes/no target: an object in view, or (two-step) a one-step slip, else one of
+        # the two just outside the field
+        pool = list(ins if want == "yes" else (slips or outs[:2]))
         if not pool:
             continue
         target = pool[int(ctx.rng.integers(len(pool)))]
@@ -356,40 +381,44 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
         record = pano.record({k: v for k, v in named.items() if v is not None})
         if record is None or any(v is None for v in named.values()):
             continue
+        if two_step:
+            view = (f"Imagine you stay where you are, turn to face {the(f.category)}, {turn_words(turn)}. "
+                    f"Now you can only see a {fov}-degree wide field of view centred straight ahead of you.")
+            ask = "Which one of the listed objects would be in your view?"
+        else:
+            view = (f"Imagine you stay where you are and turn to face {the(f.category)}, but now you can "
+                    f"only see a {fov}-degree wide field of view centred on it.")
+            ask = f"Apart from {the(f.category)}, which one of the listed objects would be in your view?"
         q = Question(
             subtype=f"fov{fov}",
-            body=(
-                f"Imagine you stay where you are and turn to face {the(f.category)}, but now you can "
-                f"only see a {fov}-degree wide field of view centred on it. Apart from {the(f.category)}, "
-                "which one of the listed objects would be in your view?"
-            ),
+            body=f"{view} {ask}",
             answer=display(ans),
             aliases=aliases_for(ans),
             distractors=[display(c) for c in distractors],
             metadata={
-                **FovFacts(facing=f.category, fov=fov, fov_margin_deg=margin, target=target).to_metadata(between={
+                **FovFacts(facing=f.category, fov=fov, fov_margin_deg=margin, target=target,
+                           then_turn_cw=turn).to_metadata(between={
                     "fov_margin_deg": {"in_view": ins, "out_of_view": sorted(outs), "heading": round(head, 3)}}),
                 "readability": record,
+                "form": "two_step" if two_step else "one_step",
+                "one_step_slips": slips,
             },
             candidates=[display(o.category) for o in scene.objects],
         )
         q.open_type = "yesno"
         q.open_answer = "yes" if target in ins else "no"
         q.open_candidates = ["yes", "no"]
-        q.open_body = (
-            f"Imagine you stay where you are and turn to face {the(f.category)}, but now you can only see "
-            f"a {fov}-degree wide field of view centred on it. Would {the(target)} be in your view? "
-            "Answer yes or no."
-        )
+        q.open_body = f"{view} Would {the(target)} be in your view? Answer yes or no."
         return q
     return None
 
 
 def fov_answer(
-    scene: Scene, facing: str, fov: float, visible_px: dict[str, int], mode: str, target: str | None, margin: float
+    scene: Scene, facing: str, fov: float, visible_px: dict[str, int], mode: str, target: str | None, margin: float,
+    then_turn_cw: float = 0.0,
 ) -> str:
     """The set of visible categories (comma-joined, sorted) or, for yes/no, whether ``target`` is in view."""
-    st = fov_statuses(scene, facing, fov, visible_px, margin)
+    st = fov_statuses(scene, facing, fov, visible_px, margin, then_turn_cw)
     if mode == "which":
         return ",".join(sorted(c for c, s in st.items() if s == "in"))
     s = st.get(target or "")
@@ -406,14 +435,15 @@ class FovFacts(Facts):
     fov: float
     fov_margin_deg: float
     target: str | None
+    then_turn_cw: float = 0.0  # two-step form: the second turn, clockwise degrees (0: one step)
 
 
 def derive_fov(item: Item, scenes: dict[str, Scene]) -> str:
     m, scene = FovFacts.from_item(item), scenes[item.scene_id]
     px = PanoFacts.from_item(item).visible_px
     if item.answer_type == "yesno":
-        return fov_answer(scene, m.facing, m.fov, px, "yesno", m.target, m.fov_margin_deg)
-    visible = fov_answer(scene, m.facing, m.fov, px, "which", None, m.fov_margin_deg).split(",")
+        return fov_answer(scene, m.facing, m.fov, px, "yesno", m.target, m.fov_margin_deg, m.then_turn_cw)
+    visible = fov_answer(scene, m.facing, m.fov, px, "which", None, m.fov_margin_deg, m.then_turn_cw).split(",")
     shown = [o for o in item.options if o.text is not None and o.text in {display(c) for c in visible}]
     if len(shown) != 1:
         raise ValueError(f"item {item.id}: {len(shown)} options are in view, expected exactly one")

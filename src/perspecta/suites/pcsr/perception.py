@@ -37,6 +37,7 @@ from perspecta.suites.pcsr.common import (
     by_category,
     confusable,
     display,
+    distinct_by_name,
     room_type_of,
     the,
 )
@@ -46,12 +47,13 @@ from perspecta.world.oracle import (
     camera_yaw,
     left_right,
     observer_relation,
+    observer_side,
     panorama_longitude,
     rank_by_distance,
     wrap180,
 )
 from perspecta.world.readability import bin_margin
-from perspecta.world.scene import Scene, SceneObject
+from perspecta.world.scene import Camera, Scene, SceneObject
 
 DIST_MARGIN = 0.4  # metres: the margin derive-side checks assume at least (old default)
 BBOX_RATIO = 0.4  # the box-surface margin as a share of the centre-distance margin
@@ -129,20 +131,14 @@ COUNT_LOOKALIKES: dict[str, frozenset[str]] = {
     "chair": frozenset({"armchair", "stool"}),
     "armchair": frozenset({"chair"}),
 }
-
-# Single models that pass for another category although their own is right: the kitchen
-# sink stands on a closed two-door base unit, which a one-look judge counted as a cabinet.
-COUNT_LOOKALIKE_ASSETS: dict[str, frozenset[str]] = {
-    "cabinet": frozenset({"sh3d:blendswap-cc-by/kitchenSink"}),
-}
+# Models that pass for a category (the sink on its cabinet base) are in
+# common.LOOKALIKE_ASSETS and count through confusable().
 
 
 def lookalike_in(scene: Scene, category: str) -> bool:
     """Whether ``scene`` holds something a person could count as ``category``."""
     present = {o.category for o in scene.objects}
-    assets = {o.asset_id for o in scene.objects}
-    return (bool(COUNT_LOOKALIKES.get(category, frozenset()) & present)
-            or bool(COUNT_LOOKALIKE_ASSETS.get(category, frozenset()) & assets) or confusable(scene, category))
+    return bool(COUNT_LOOKALIKES.get(category, frozenset()) & present) or confusable(scene, category)
 
 
 def zero_askable(scene: Scene, category: str) -> bool:
@@ -220,16 +216,39 @@ def count_max(ctx: TaskContext) -> int:
     return int(ctx.knob("count_max", {"easy": 2, "standard": 3, "hard": 3}))
 
 
-def _count_target(ctx: TaskContext) -> tuple[int, str, str]:
-    n, room_type, category = balanced(ctx, "count_cell", count_plan(count_max(ctx)))
-    return int(n), str(room_type), str(category)
+# Counting beyond subitizing: the "many" form counts 3..6 chairs in offices (the one cell
+# whose plan reaches six chairs often enough: a desk or table with its chairs), all four
+# values asked equally often and all four offered, so neither the value nor the option
+# set says anything. Look-alikes (armchairs, stools) bar the room as in the "few" form.
+COUNT_MANY_CELLS: dict[str, tuple[str, ...]] = {"office": ("chair",)}
+COUNT_MANY_RANGE = (3, 6)
+COUNT_MANY_SHARE = {"easy": 0.0, "standard": 0.5, "hard": 0.5}
+
+
+def count_many_plan() -> list[tuple[int, str, str]]:
+    lo, hi = COUNT_MANY_RANGE
+    return [(v, rt, c) for v in range(lo, hi + 1) for rt in sorted(COUNT_MANY_CELLS) for c in COUNT_MANY_CELLS[rt]
+            if set(range(lo, hi + 1)) <= plan_counts(rt, c)]
+
+
+def _count_target(ctx: TaskContext) -> tuple[int, str, str, int, int]:
+    """This unit's (count, room type, category, lowest and highest value offered); each
+    form's plan is balanced over the units of that form (``form_ordinal``)."""
+    many = hop_forms(ctx, "form", "count_many_share", COUNT_MANY_SHARE) == "two_hop"
+    k = form_ordinal(ctx, "form", "count_many_share", COUNT_MANY_SHARE)
+    if many:
+        n, room_type, category = balanced(ctx, "count_cell", count_many_plan(), index=k)
+        lo, hi = COUNT_MANY_RANGE
+    else:
+        n, room_type, category = balanced(ctx, "count_cell", count_plan(count_max(ctx)), index=k)
+        lo, hi = 0, count_max(ctx)
+    return int(n), str(room_type), str(category), lo, hi
 
 
 def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
-    top = count_max(ctx)
-    values = list(range(0, top + 1))
-    n, room_type, category = _count_target(ctx)
+    n, room_type, category, low, top = _count_target(ctx)
+    values = list(range(low, top + 1))
     if room_type_of(scene) != room_type:
         return None
     instances = counted_instances(pano, category)
@@ -248,12 +267,13 @@ def _build_count(ctx: TaskContext, pano: Pano) -> Question | None:
         subtype="count",
         body=(
             f"How many {plural(category)} are in the room? Count whole objects, not image regions; "
-            "the answer may be zero."
+            + ("the answer may be zero." if low == 0 else "count every one, however many.")
         ),
         answer=str(n),
         aliases=number_aliases(n),
         distractors=[str(v) for v in chosen],
-        metadata={**CountFacts(category=category).to_metadata(), "count_3d": n, "count_range": [0, top], "readability": record},
+        metadata={**CountFacts(category=category).to_metadata(), "count_3d": n, "count_range": [low, top],
+                  "form": "many" if low > 0 else "few", "readability": record},
         candidates=[str(v) for v in range(11)],
     )
 
@@ -313,6 +333,45 @@ def ranked_options(
     return None
 
 
+def _rank(scene: Scene, anchor: SceneObject, mode: str, metric: str, skip: set[str]) -> list[tuple[SceneObject, float]]:
+    ranked = [(o, d) for o, d in rank_by_distance(anchor, scene.objects, mode=metric) if o.id not in skip]  # type: ignore[arg-type]
+    return ranked if mode == "closest" else ranked[::-1]
+
+
+def compositional_answer(scene: Scene, start: str, modes: list[str]) -> list[SceneObject]:
+    """The walk's stops after ``start``: each hop goes to the object closest to / farthest
+    from the current one (``modes``), never back to a stop already visited. Centre distances."""
+    cur = by_category(scene, start)
+    visited = {cur.id}
+    path: list[SceneObject] = []
+    for mode in modes:
+        cur = _rank(scene, cur, mode, "center", visited)[0][0]
+        visited.add(cur.id)
+        path.append(cur)
+    return path
+
+
+def clear_walk(
+    pano: Pano, start: SceneObject, modes: list[str], margin: float, box_margin: float
+) -> tuple[list[SceneObject], float, list[tuple[SceneObject, float]]] | None:
+    """The walk's stops, its smallest winning lead and the last hop's ranking; None when a
+    hop has no clear winner (centre and box surface agreeing) or lands on a hidden object."""
+    scene = pano.scene
+    cur, visited, path, lead = start, {start.id}, [], float("inf")
+    last: list[tuple[SceneObject, float]] = []
+    for mode in modes:
+        last = _rank(scene, cur, mode, "center", visited)
+        win = clear_winner(last, margin)
+        win_box = clear_winner(_rank(scene, cur, mode, "bbox", visited), box_margin)
+        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
+            return None
+        lead = min(lead, win[1])
+        cur = win[0]
+        visited.add(cur.id)
+        path.append(cur)
+    return path, lead, last
+
+
 # what T1 asks for, per mode and room type: the categories that win the comparison by
 # a clear margin, with options that are no look-alikes, in at least ~an eighth of sampled
 # rooms of that type (rarer ones would exhaust a unit's rooms; a type without enough
@@ -340,11 +399,43 @@ def _distance_target(ctx: TaskContext) -> tuple[str, tuple[str, str]]:
     return mode, answer_target(ctx, DISTANCE_ANSWERS[mode], f"answer_target_{mode}", index=ctx.index // 2)
 
 
+def hop_forms(ctx: TaskContext, name: str, knob: str, presets: dict[str, float]) -> str:
+    """This unit's form, "two_hop" or "one_hop": the knob's share of two-hop units, given
+    exactly per block of four units (:func:`balanced`), so the form is fixed per unit."""
+    return str(balanced(ctx, name, _form_values(ctx, knob, presets)))
+
+
+def _form_values(ctx: TaskContext, knob: str, presets: dict[str, float]) -> list[str]:
+    share = float(ctx.knob(knob, presets))
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"{knob} must lie in [0, 1], got {share}")
+    k = round(4 * share)
+    return ["two_hop"] * k + ["one_hop"] * (4 - k)
+
+
+def form_ordinal(ctx: TaskContext, name: str, knob: str, presets: dict[str, float]) -> int:
+    """How many earlier units got this unit's form: numbers the units of one form 0, 1, 2,
+    ... so a plan drawn with ``balanced(..., index=ordinal)`` is exact within the form."""
+    values = _form_values(ctx, knob, presets)
+    mine = balanced(ctx, name, values)
+    # every full block before this one gives the form exactly its multiplicity
+    start = ctx.index - ctx.index % len(values)
+    earlier = sum(1 for j in range(start, ctx.index) if balanced(ctx, name, values, index=j) == mine)
+    return (start // len(values)) * values.count(mine) + earlier
+
+
 def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
-    scene = pano.scene
     mode, (room_type, want) = _distance_target(ctx)
-    if room_type_of(scene) != room_type or not any(o.category == want for o in scene.objects):
+    if room_type_of(pano.scene) != room_type or not any(o.category == want for o in pano.scene.objects):
         return None
+    form = hop_forms(ctx, "form", "distance_two_hop_share", {"easy": 0.0, "standard": 0.75, "hard": 1.0})
+    if form == "two_hop":
+        return _build_two_hop(ctx, pano, mode, want)
+    return _build_one_hop(ctx, pano, mode, want)
+
+
+def _build_one_hop(ctx: TaskContext, pano: Pano, mode: str, want: str) -> Question | None:
+    scene = pano.scene
     margin, box_margin = distance_margins(ctx)
     anchors = pano.referable()
     for i in ctx.rng.permutation(len(anchors)):
@@ -377,10 +468,72 @@ def _build_distance(ctx: TaskContext, pano: Pano) -> Question | None:
             distractors=[display(o.category) for o in picked[1:]],
             metadata={
                 **DistanceFacts(anchor=anchor.category, mode=mode).to_metadata(between={"anchor": {"anchor_id": anchor.id}}),
+                "form": "one_hop",
                 "answer_id": win[0].id,
                 "runner_up": picked[1].category,
                 "margins_m": {"center": margin, "bbox": box_margin, "bbox_lead": round(min(win_box[1], 1e6), 4)},
                 "distances": {o.id: round(d, 4) for o, d in centre},
+                "readability": record,
+            },
+            candidates=[display(o.category) for o in scene.objects],
+        )
+    return None
+
+
+def _build_two_hop(ctx: TaskContext, pano: Pano, mode: str, want: str) -> Question | None:
+    """Go from the anchor to its closest/farthest object, then ask for the object closest
+    to / farthest from THAT one (``mode``). Both hops have clear winners over every object;
+    the answer differs from what the one hop ``mode`` from the anchor gives (the glance's
+    slip of skipping the first hop), and that one-hop answer, the intermediate stop and
+    the last hop's runner-up are the MCQ's distractors."""
+    scene = pano.scene
+    margin, box_margin = distance_margins(ctx)
+    anchors = pano.referable()
+    tries = [(a, first) for a in anchors for first in ("closest", "farthest")]
+    for i in ctx.rng.permutation(len(tries)):
+        anchor, first = tries[int(i)]
+        walked = clear_walk(pano, anchor, [first, mode], margin, box_margin)
+        if walked is None:
+            continue
+        (stop, z), lead, last = walked
+        if z.category != want or stop.category in (want, anchor.category):
+            continue
+        one_hop = _ranked(scene, anchor, mode, "center")[0][0]
+        if one_hop.category in (want, anchor.category) or not pano.visible(one_hop):
+            continue
+        picked = ranked_options(pano, last, {anchor.category})
+        if picked is None or picked[0] is not z:
+            continue
+        # the hard distractors first: the one-hop answer and the stop, then the runners-up
+        hard = [one_hop, stop] + picked[1:]
+        distractors = distinct_by_name(hard, (want, anchor.category), scene=None)
+        if distractors is None:
+            continue
+        named = {display(anchor.category): anchor, display(z.category): z, **distractors}
+        record = pano.record(named, winner_margin=winner_record(lead, margin))
+        if record is None:
+            continue
+        w1 = "closest to" if first == "closest" else "farthest from"
+        w2 = "closest to" if mode == "closest" else "farthest from"
+        return Question(
+            subtype=mode,
+            body=(
+                f"Start at {the(anchor.category)} and go to the object {w1} it. Which object, other than "
+                f"{the(anchor.category)}, is {w2} that one? Compare distances between object centres in 3D, "
+                "and answer with the object's name."
+            ),
+            answer=display(z.category),
+            aliases=aliases_for(z.category),
+            distractors=list(distractors),
+            metadata={
+                **DistanceFacts(anchor=anchor.category, mode=mode, via=first).to_metadata(
+                    between={"anchor": {"anchor_id": anchor.id}}),
+                "form": "two_hop",
+                "answer_id": z.id,
+                "stop": stop.category,
+                "one_hop_answer": one_hop.category,
+                "runner_up": picked[1].category,
+                "margins_m": {"center": margin, "bbox": box_margin},
                 "readability": record,
             },
             candidates=[display(o.category) for o in scene.objects],
@@ -394,11 +547,15 @@ class DistanceFacts(Facts):
 
     anchor: str
     mode: str
+    via: str = ""  # two-hop form: the first hop's mode (absent from one-hop items)
 
 
 def derive_distance(item: Item, scenes: dict[str, Scene]) -> str:
     d = DistanceFacts.from_item(item)
-    return answer_for(item, distance_answer(scenes[item.scene_id], d.anchor, d.mode))
+    scene = scenes[item.scene_id]
+    if d.via:
+        return answer_for(item, display(compositional_answer(scene, d.anchor, [d.via, d.mode])[-1].category))
+    return answer_for(item, distance_answer(scene, d.anchor, d.mode))
 
 
 @task(SUITE, "relative_distance", derive=derive_distance, description="T1: closest / farthest object to a named one")
@@ -414,6 +571,8 @@ def direction_answer(scene: Scene, subtype: str, a: str, b: str | None, margin: 
     oa = by_category(scene, a)
     if subtype == "pair_left_right":
         return left_right(oa, by_category(scene, b or ""), cam, angle_margin=margin)
+    if subtype == "turned_left_right":  # turned on the spot to face ``b``
+        return observer_side(cam.position, by_category(scene, b or ""), oa, margin=margin)
     return observer_relation(cam.position, camera_yaw(cam), oa, margin=margin)
 
 
@@ -425,8 +584,27 @@ DIRECTION_PLAN = (
 )
 
 
+# turned form: (answer, whether it differs from the object's side in the panorama, MCQ
+# position); the frame flips in exactly half of the turned items, so neither the glance
+# answer (the panorama side) nor its opposite is a shortcut
+TURNED_PLAN = tuple((s, flip, p) for s in ("left", "right") for flip in (False, True) for p in (0, 1))
+TURNED_SHARE = {"easy": 0.0, "standard": 0.75, "hard": 1.0}  # share of T2 units in the turned form
+
+
+def panorama_side(obj: SceneObject, cam: Camera, margin: float) -> str | None:
+    """The side of the panorama's centre line the object shows on (the viewer-frame glance
+    answer), None within ``margin`` degrees of straight ahead or of the seam."""
+    lon = panorama_longitude(obj, cam)
+    if abs(lon) <= margin or abs(lon) >= 180.0 - margin:
+        return None
+    return "right" if lon > 0 else "left"
+
+
 def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
     scene, cam = pano.scene, pano.camera
+    form = hop_forms(ctx, "form", "direction_turned_share", TURNED_SHARE)
+    if form == "two_hop":
+        return _build_turned(ctx, pano)
     subtype, want, position = balanced(ctx, "subtype_answer", DIRECTION_PLAN)
     objs = pano.referable()
     if subtype == "pair_left_right":
@@ -453,7 +631,7 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
                 aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side"],
                 distractors=["right" if ans == "left" else "left"],
                 metadata={**DirectionFacts(object_a=a.category, object_b=b.category, margin_deg=margin).to_metadata(
-                    between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
+                    between={"object_b": {"frame_of_reference": "observer"}}), "readability": record, "form": "viewer"},
                 candidates=["left", "right"],
                 answer_position=position,
             )
@@ -479,8 +657,52 @@ def _build_direction(ctx: TaskContext, pano: Pano) -> Question | None:
             aliases=[SECTOR_TEXT[ans]] + (["back", "behind me"] if ans == "behind" else []),
             distractors=[s for s in SECTORS if s != ans],
             metadata={**DirectionFacts(object_a=a.category, object_b=None, margin_deg=margin).to_metadata(
-                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record},
+                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record, "form": "viewer"},
             candidates=list(SECTORS),
+        )
+    return None
+
+
+def _build_turned(ctx: TaskContext, pano: Pano) -> Question | None:
+    """Frame switch: the observer turns on the spot to face one object and is asked on which
+    side another now is. The glance answer is the object's side in the panorama (right of
+    the centre = right); it is wrong exactly when the turn carries the facing line past the
+    object, which the plan makes half the items, so that slip is the distractor."""
+    scene, cam = pano.scene, pano.camera
+    want, flip, position = balanced(ctx, "turned_plan", TURNED_PLAN,
+                                    index=form_ordinal(ctx, "form", "direction_turned_share", TURNED_SHARE))
+    margin = float(ctx.knob("turned_margin_deg", {"easy": 25.0, "standard": 20.0, "hard": 15.0}))
+    min_turn = float(ctx.knob("turned_min_turn_deg", {"easy": 45.0, "standard": 45.0, "hard": 30.0}))
+    objs = pano.referable()
+    pairs = [(a, f) for a in objs for f in objs if a is not f]
+    for i in ctx.rng.permutation(len(pairs)):
+        a, f = pairs[int(i)]
+        turn = abs(panorama_longitude(f, cam))
+        if turn < min_turn:
+            continue  # a turn of a few degrees would leave every answer as it looks
+        ans = direction_answer(scene, "turned_left_right", a.category, f.category, margin)
+        seen = panorama_side(a, cam, margin)
+        if ans != want or seen is None or (ans != seen) != flip:
+            continue
+        sep = abs(float(wrap180(panorama_longitude(a, cam) - panorama_longitude(f, cam))))
+        record = pano.record({display(a.category): a, display(f.category): f},
+                             winner_margin=winner_record(min(sep, 180.0 - sep), margin, "deg"))
+        if record is None:
+            continue
+        return Question(
+            subtype="turned_left_right",
+            body=(
+                f"Imagine that, without moving from your spot, you turn to face {the(f.category)}. "
+                f"Is {the(a.category)} then on your left or on your right? Answer left or right."
+            ),
+            answer=ans,
+            aliases=[f"to the {ans}", f"on the {ans}", f"{ans} side", f"on my {ans}"],
+            distractors=["right" if ans == "left" else "left"],
+            metadata={**DirectionFacts(object_a=a.category, object_b=f.category, margin_deg=margin).to_metadata(
+                between={"object_b": {"frame_of_reference": "observer"}}), "readability": record,
+                "form": "turned", "frame_flip": bool(flip), "panorama_side": seen, "turn_deg": round(turn, 1)},
+            candidates=["left", "right"],
+            answer_position=position,
         )
     return None
 

@@ -43,6 +43,9 @@ from perspecta.suites.pcsr.common import (
     the,
 )
 from perspecta.suites.pcsr.perception import (
+    hop_forms,
+    clear_walk,
+    compositional_answer,
     SECTOR_BIN,
     SECTOR_TEXT,
     SECTORS,
@@ -89,31 +92,24 @@ def transitive_answer(scene: Scene, chain: list[str], relation: str, asked: str)
     return display(chain[0] if first_wins else chain[2])
 
 
-def _rank(scene: Scene, anchor: SceneObject, mode: str, metric: str, skip: set[str]) -> list[tuple[SceneObject, float]]:
-    ranked = [(o, d) for o, d in rank_by_distance(anchor, scene.objects, mode=metric) if o.id not in skip]  # type: ignore[arg-type]
-    return ranked if mode == "closest" else ranked[::-1]
-
-
-def compositional_answer(scene: Scene, start: str, modes: list[str]) -> list[SceneObject]:
-    """The walk's stops after ``start``: each hop goes to the object closest to / farthest
-    from the current one (``modes``), never back to a stop already visited. Centre distances."""
-    cur = by_category(scene, start)
-    visited = {cur.id}
-    path: list[SceneObject] = []
-    for mode in modes:
-        cur = _rank(scene, cur, mode, "center", visited)[0][0]
-        visited.add(cur.id)
-        path.append(cur)
-    return path
-
-
-CHAIN_PLAN = (
+TRANSITIVE_PLAN = (
     ("transitive", "closer", "closer"),
     ("transitive", "closer", "farther"),
     ("transitive", "farther", "closer"),
     ("transitive", "farther", "farther"),
-    *(("compositional", "", ""),) * 4,
 )
+
+
+def chain_plan(share: float) -> tuple[tuple[str, str, str], ...]:
+    """One block of T3 units: the four transitive cases once each and as many compositional
+    walks as make ``share`` of the block (all walks at 1). Transitive chains are the
+    paper's text-only control, which any reader answers, so the share of walks, the form
+    that needs the picture, sets how much of T3 a glance can settle."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"compositional_share must lie in [0, 1], got {share}")
+    if share >= 1.0:
+        return (("compositional", "", ""),)
+    return TRANSITIVE_PLAN + (("compositional", "", ""),) * round(4 * share / (1.0 - share))
 
 
 def _build_transitive(ctx: TaskContext, pano: Pano, relation: str, asked: str) -> Question | None:
@@ -154,27 +150,6 @@ def _build_transitive(ctx: TaskContext, pano: Pano, relation: str, asked: str) -
     return None
 
 
-def _walk(
-    pano: Pano, start: SceneObject, modes: list[str], margin: float, box_margin: float
-) -> tuple[list[SceneObject], float, list[tuple[SceneObject, float]]] | None:
-    """The walk's stops, its smallest winning lead and the last hop's ranking; None when a
-    hop has no clear winner (centre and box surface agreeing) or lands on a hidden object."""
-    scene = pano.scene
-    cur, visited, path, lead = start, {start.id}, [], float("inf")
-    last: list[tuple[SceneObject, float]] = []
-    for mode in modes:
-        last = _rank(scene, cur, mode, "center", visited)
-        win = clear_winner(last, margin)
-        win_box = clear_winner(_rank(scene, cur, mode, "bbox", visited), box_margin)
-        if win is None or win_box is None or win[0] is not win_box[0] or not pano.visible(win[0]):
-            return None
-        lead = min(lead, win[1])
-        cur = win[0]
-        visited.add(cur.id)
-        path.append(cur)
-    return path, lead, last
-
-
 def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     scene = pano.scene
     hops = int(ctx.knob("chain_hops", {"easy": 2, "standard": 2, "hard": 3}))
@@ -187,7 +162,7 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
     for i in ctx.rng.permutation(len(tries)):
         x = starts[tries[int(i)][0]]
         modes = walks[tries[int(i)][1]]
-        walked = _walk(pano, x, modes, margin, box_margin)
+        walked = clear_walk(pano, x, modes, margin, box_margin)
         if walked is None:
             continue
         path, lead, last = walked
@@ -240,7 +215,8 @@ def _build_compositional(ctx: TaskContext, pano: Pano) -> Question | None:
 
 
 def _build_chain(ctx: TaskContext, pano: Pano) -> Question | None:
-    subtype, a, b = balanced(ctx, "subtype_answer", CHAIN_PLAN)
+    share = float(ctx.knob("compositional_share", {"easy": 0.5, "standard": 0.75, "hard": 0.8}))
+    subtype, a, b = balanced(ctx, "subtype_answer", chain_plan(share))
     if subtype == "transitive":
         return _build_transitive(ctx, pano, a, b)
     return _build_compositional(ctx, pano)
@@ -386,8 +362,12 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
 # --------------------------------------------------------- T5 perspective re-anchoring
 
 
-def reanchor_answer(scene: Scene, subtype: str, at: str, facing: str, target: str, margin: float = 0.0) -> str | None:
-    x, y, z = (by_category(scene, c) for c in (at, facing, target))
+def reanchor_answer(scene: Scene, subtype: str, at: str, facing: str, target: str, margin: float = 0.0,
+                    facing_hop: str = "") -> str | None:
+    """Stand at ``at`` facing ``facing`` (or, with ``facing_hop``, facing the object
+    closest to / farthest from ``at``, found by centre distance): where is ``target``?"""
+    x, z = by_category(scene, at), by_category(scene, target)
+    y = compositional_answer(scene, at, [facing_hop])[0] if facing_hop else by_category(scene, facing)
     pos = x.center()[:2]
     if subtype == "left_right":
         return observer_side(pos, y.center()[:2], z, margin=margin)
@@ -413,7 +393,23 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
         margin = float(ctx.knob("side_margin_deg", {"easy": 30.0, "standard": 17.0, "hard": 15.0}))
     else:  # 90-degree sectors: the readability contract keeps a quarter bin from each edge
         margin = float(ctx.knob("sector_margin_deg", {"easy": 30.0, "standard": 22.5, "hard": 22.5}))
-    trios = [(a, b, c) for a in objs for b in objs for c in objs if len({a.id, b.id, c.id}) == 3]
+    form = hop_forms(ctx, "form", "reanchor_hop_share", {"easy": 0.0, "standard": 0.5, "hard": 0.75})
+    hop_of: dict[str, str] = {}
+    if form == "two_hop":
+        # the facing object is not named but found by a distance hop from the standpoint
+        # ("facing the object farthest from the sofa"): a clear winner over every object
+        d_margin, d_box = distance_margins(ctx)
+        trios = []
+        for a in objs:
+            for mode in ("closest", "farthest"):
+                walked = clear_walk(pano, a, [mode], d_margin, d_box)
+                if walked is None or walked[0][0].category == a.category:
+                    continue
+                b = walked[0][0]
+                hop_of[f"{a.id}>{b.id}"] = mode
+                trios += [(a, b, c) for c in objs if c.id not in (a.id, b.id) and c.category != b.category]
+    else:
+        trios = [(a, b, c) for a in objs for b in objs for c in objs if len({a.id, b.id, c.id}) == 3]
     prefer_conflict = ctx.rng.random() < 0.7
     fallback: Question | None = None
     for i in ctx.rng.permutation(len(trios)):
@@ -424,11 +420,13 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
         reanchor_turn = abs(float(wrap180(facing - camera_yaw(cam))))
         if reanchor_turn < min_turn:
             continue
-        ans = reanchor_answer(scene, subtype, x.category, y.category, z.category, margin)
+        hop = hop_of.get(f"{x.id}>{y.id}", "")
+        ans = reanchor_answer(scene, subtype, x.category, y.category, z.category, margin, facing_hop=hop)
         if ans != want:
             continue
         angle = bearing(x.center()[:2], facing, z)
-        named = {display(o.category): o for o in (x, y, z)}
+        named = {display(o.category): o for o in (x, z)}
+        named["facing" if hop else display(y.category)] = y
         if subtype == "left_right":
             record = pano.record(named, winner_margin=winner_record(min(abs(angle), 180.0 - abs(angle)), margin, "deg"))
             options = ["left", "right"]
@@ -447,14 +445,17 @@ def _build_reanchor(ctx: TaskContext, pano: Pano) -> Question | None:
         q = Question(
             subtype=subtype,
             body=(
-                f"Imagine you are standing at {the(x.category)}, facing {the(y.category)}. Think about "
+                f"Imagine you are standing at {the(x.category)}, facing "
+                f"{the(y.category) if not hop else 'the object ' + ('closest to' if hop == 'closest' else 'farthest from') + ' it (3D distance between object centres)'}. Think about "
                 f"where {the(z.category)} would be from that position. {body_tail}"
             ),
             answer=ans,
             aliases=list(dict.fromkeys([SECTOR_TEXT[ans], f"to the {ans}" if ans in ("left", "right") else SECTOR_TEXT[ans]])),
             distractors=wrong,
             metadata={
-                **ReanchorFacts(at=x.category, facing=y.category, target=z.category, margin_deg=margin).to_metadata(
+                "form": form,
+                **ReanchorFacts(at=x.category, facing=y.category, target=z.category, margin_deg=margin,
+                                facing_hop=hop).to_metadata(
                     between={"target": {"egocentric_answer": ego, "conflicts_with_egocentric": ego != ans,
                                         "frame_of_reference": "re-anchored observer",
                                         "reanchor_turn_deg": round(reanchor_turn, 3)}}),
@@ -476,11 +477,12 @@ class ReanchorFacts(Facts):
     facing: str
     target: str
     margin_deg: float = 0.0  # kept from every sector boundary; absent from datasets made before the knob
+    facing_hop: str = ""  # two-hop form: facing the object closest to / farthest from ``at``
 
 
 def derive_reanchor(item: Item, scenes: dict[str, Scene]) -> str:
     r = ReanchorFacts.from_item(item)
-    ans = reanchor_answer(scenes[item.scene_id], item.subtype, r.at, r.facing, r.target, r.margin_deg)
+    ans = reanchor_answer(scenes[item.scene_id], item.subtype, r.at, r.facing, r.target, r.margin_deg, r.facing_hop)
     if ans is None:
         raise ValueError(f"item {item.id}: the target is within the margin of a boundary")
     return answer_for(item, ans)
