@@ -469,6 +469,18 @@ def test_image_region(centre, region):
     assert O.image_region(small, LEVEL) == region
 
 
+def test_image_region_near_the_centre_square_edge_is_no_region():
+    """A box centre 0.3% of the side outside the centre square: a quadrant by the letter of
+    the rule, but no person can tell; with a centre margin it is ambiguous (None)."""
+    edge = obj(pos=(1.7, 0.0, -1.1), size=(0.2, 0.2, 0.2))  # u = 67, v = 65: dx 0.17, dy 0.15
+    assert O.image_region(edge, LEVEL) == "bottom-right"
+    assert O.image_region(edge, LEVEL, centre_margin=0.03) is None
+    clear = obj(pos=(2.5, 0.0, -1.1), size=(0.2, 0.2, 0.2))
+    assert O.image_region(clear, LEVEL, centre_margin=0.03) == "bottom-right"
+    inside = obj(pos=(0.3, 0.0, 0.6), size=(0.2, 0.2, 0.2))
+    assert O.image_region(inside, LEVEL, centre_margin=0.03) == "centre"
+
+
 def test_image_region_not_in_view():
     assert O.image_region(obj(pos=(0.0, -10.0, 0.0)), LEVEL) is None
 

@@ -61,6 +61,9 @@ PHRASES = {
 }  # fmt: skip
 MARGIN = 0.1  # image_region: quadrant centres at least 10% of the side from each midline
 CENTRE_HALF = 1.0 / 6.0
+# a box centre this close (share of the side) to the centre square's edge is neither
+# "centre" nor a quadrant to a person: 3% = 15 px at 512
+CENTRE_MARGIN = 0.03
 # said in every question: without it a reader may take "top-right" for a corner cell of
 # a 3x3 split (a careful blind judge did, on a Pos-C grid that is itself 3x3)
 REGION_GUIDE = ('(The centre is the middle third of a picture in both directions; the top-left, top-right, '
@@ -70,7 +73,7 @@ TARGET_CATEGORIES = ("car", "person", "bicycle", "motorcycle", "figure", "bench"
 
 def region_of(scene: Scene, object_id: str = "target") -> str:
     """The stored object's image region in the scene's camera; raises if it is ambiguous."""
-    r = image_region(scene.object(object_id), scene.camera("main"), margin=MARGIN, centre_half=CENTRE_HALF)
+    r = image_region(scene.object(object_id), scene.camera("main"), margin=MARGIN, centre_half=CENTRE_HALF, centre_margin=CENTRE_MARGIN)
     if r is None:
         raise ValueError(f"scene {scene.scene_id}: {object_id} straddles an image midline")
     return r
@@ -135,7 +138,7 @@ def _same_category(ctx: TaskContext, lay: Layout, cam: Camera, category: str, re
             obj = None if p is None else lay.place(f"same{i}", inst, p[0], p[1], float(rng.uniform(0, 360)))
             if obj is None:
                 continue
-            shown = image_region(obj, cam, margin=MARGIN, centre_half=CENTRE_HALF)
+            shown = image_region(obj, cam, margin=MARGIN, centre_half=CENTRE_HALF, centre_margin=CENTRE_MARGIN)
             if shown == region and _clean_box(obj, cam, region):
                 break
             lay.objects.pop()
@@ -178,7 +181,7 @@ def position_view(ctx: TaskContext, scene_id: str, size: int, category: str,
         lay.entities(cam, n_entities, bearings=(-half, half), distances=(3.0 * k, 22.0 * k), exclude=(category,))
         lay.blocks(cam, int(rng.integers(2, 5)), bearings=(-half - 10, half + 10), distances=(20.0 * k, 34.0 * k))
         scene = lay.scene(scene_id, ctx.seed, [cam])
-        if image_region(scene.object("target"), cam, margin=MARGIN, centre_half=CENTRE_HALF) != region:
+        if image_region(scene.object("target"), cam, margin=MARGIN, centre_half=CENTRE_HALF, centre_margin=CENTRE_MARGIN) != region:
             return None
         if not _clean_box(scene.object("target"), cam, region) or not target_clear(scene, cam, min_visible=0.9):
             return None
