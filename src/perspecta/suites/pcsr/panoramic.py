@@ -40,7 +40,7 @@ from perspecta.suites.pcsr.common import (
     display,
     the,
 )
-from perspecta.suites.pcsr.perception import clear_winner, distance_margins, hop_forms, winner_record
+from perspecta.suites.pcsr.perception import clear_winner, distance_margins, form_ordinal, hop_forms, winner_record
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     bearing,
@@ -339,10 +339,13 @@ def _build_fov(ctx: TaskContext, pano: Pano) -> Question | None:
     """The MCQ ("which object is in view") question and its open yes/no twin about one
     object; the field of view and the yes/no answer are the unit's balanced target."""
     scene = pano.scene
-    fov, want = balanced(ctx, "fov_answer", FOV_PLAN)
+    # field of view, yes/no answer and second turn balanced WITHIN each form (an audit at a
+    # fresh seed found the few one-step units all "yes" when the plan ran over all units)
+    k = form_ordinal(ctx, "form", "fov_two_step_share", FOV_TWO_STEP_SHARE)
+    fov, want = balanced(ctx, "fov_answer", FOV_PLAN, index=k)
     margin = float(ctx.knob("fov_margin_deg", {"easy": 12.0, "standard": 7.0, "hard": 6.0}))
     two_step = hop_forms(ctx, "form", "fov_two_step_share", FOV_TWO_STEP_SHARE) == "two_hop"
-    turn = float(balanced(ctx, "second_turn", SECOND_TURNS)) if two_step else 0.0
+    turn = float(balanced(ctx, "second_turn", SECOND_TURNS, index=k)) if two_step else 0.0
     single = {o.category for o in pano.referable()}
     refs = pano.referable()
     for i in ctx.rng.permutation(len(refs)):
