@@ -119,6 +119,13 @@ def balanced_class(ctx: TaskContext, n_classes: int, stream: str) -> int | None:
     return None if k == n_classes else k
 
 
+def two_way_class(ctx: TaskContext, stream: str) -> int:
+    """Class 0 or 1 of a two-way question with no "Cannot be determined" option (the
+    frame-switch forms), stratified as :func:`balanced_class` with one class and its
+    CBD slot, the slot standing for class 1: same draws, so same datasets."""
+    return 0 if balanced_class(ctx, 1, stream) == 0 else 1
+
+
 def pick_target(
     ctx: TaskContext, cbd: bool, *, categories: Sequence[str] | None = None,
     cbd_real: Sequence[str] = FRONTLESS_REAL, cbd_primitives: Sequence[str] = CONTROL_CATEGORIES,

@@ -16,6 +16,7 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
     balanced_class,
+    two_way_class,
     check_readable,
     inside,
     knob,
@@ -232,22 +233,19 @@ def _frame(ctx: TaskContext) -> Item:
     # two classes, stratified (balanced_class over one class + its "None" slot); no
     # frontless targets here: only assets whose front reads head-on answer this form, and
     # frontless ones (compact lamps, tables) would differ from them in outline (audit, n=60)
-    k = 0 if balanced_class(ctx, 1, FRAME_FORM) == 0 else 1
+    k = two_way_class(ctx, FRAME_FORM)
     return resample(ctx, lambda attempt: _frame_attempt(ctx, k, attempt), f"{TASK} {FRAME_FORM}")
 
 
-def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
-    asset = pick_target(ctx, cbd=k is None, head_on=True)  # no chairs: head-on, their front does not read
+def _frame_attempt(ctx: TaskContext, k: int, attempt: int) -> Item:
+    asset = pick_target(ctx, cbd=False, head_on=True)  # no chairs: head-on, their front does not read
     scene = studio_scene(ctx, asset, FRAME_FORM)
     backdrop = realistic_backdrop(ctx, scene)
     off = float(ctx.rng.uniform(-FRAME_MAX_OFF, FRAME_MAX_OFF))
     side = "left" if ctx.rng.random() < 0.5 else "right"  # which own side is asked about
-    key = None if k is None else list(FRAME)[k]
-    if key is None:
-        facing = float(ctx.rng.uniform(-180.0, 180.0))
-    else:  # the asked side shows on the other image side <=> the front points at the camera
-        toward = key != f"image_{side}"
-        facing = off if toward else (180.0 + off if off < 0 else off - 180.0)
+    # the asked side shows on the other image side <=> the front points at the camera
+    toward = list(FRAME)[k] != f"image_{side}"
+    facing = off if toward else (180.0 + off if off < 0 else off - 180.0)
     set_facing(scene, facing)
     cam = scene.camera("main")
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)

@@ -24,6 +24,7 @@ from perspecta.suites.dori.common import (
     CONTROL_CATEGORIES,
     ROUND_REAL,
     balanced_class,
+    two_way_class,
     check_readable,
     knob,
     make_item,
@@ -204,19 +205,18 @@ FRAME_STEPS = [
 
 def _frame(ctx: TaskContext) -> Item:
     # two classes, stratified; no frontless targets (see directional_facing._frame)
-    k = 0 if balanced_class(ctx, 1, FRAME_FORM) == 0 else 1
+    k = two_way_class(ctx, FRAME_FORM)
     return resample(ctx, lambda attempt: _frame_attempt(ctx, k, attempt), f"{TASK} {FRAME_FORM}")
 
 
-def _frame_attempt(ctx: TaskContext, k: int | None, attempt: int) -> Item:
-    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, head_on=True,  # no chairs (see marks)
-                        cbd_primitives=tuple(c for c in CONTROL_CATEGORIES if c in CONTROLS))
+def _frame_attempt(ctx: TaskContext, k: int, attempt: int) -> Item:
+    asset = pick_target(ctx, cbd=False, head_on=True)  # no chairs (see marks)
     scene = studio_scene(ctx, asset, FRAME_FORM, n_distractors=0)
     toward = bool(ctx.rng.random() < 0.5)  # starts facing the camera (the glance misreads) or away
     off = float(ctx.rng.uniform(-FRAME_START_OFF, FRAME_START_OFF))
     set_facing(scene, off if toward else (180.0 + off if off < 0 else off - 180.0))
     amount = float(ctx.rng.uniform(*FRAME_TURN))
-    left = bool(ctx.rng.random() < 0.5) if k is None else list(FRAME)[k] == "own_left"
+    left = list(FRAME)[k] == "own_left"
     ccw = amount if left else -amount  # own left = counter-clockwise seen from above, for any camera
     before = scene.object("obj0")
     after = dataclasses.replace(before, id="obj1", params=dict(before.params),
