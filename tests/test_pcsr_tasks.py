@@ -401,6 +401,25 @@ def test_a_sink_on_a_cabinet_base_bars_cabinet_from_every_task(asset: str) -> No
         assert q is None or ("cabinet" not in [q.answer, *q.distractors] and "cabinet" not in q.body)
 
 
+def test_an_armchair_keeps_the_chair_unnamed_but_not_the_other_way_round() -> None:
+    """"The chair" may mean an armchair to a reader, so a room holding an armchair never
+    names, asks about or offers "chair"; "the armchair" stays nameable beside a chair."""
+    s = room()
+    chair = next(o for o in s.objects if o.category == "chair")
+    s.objects = [o for o in s.objects if o.category != "chair" or o is chair]  # one chair: nameable alone
+    pano = _pano_with_pixels(s, tiny=set())
+    assert chair in pano.referable() and pano.record({"chair": chair}) is not None
+    s.objects.append(SceneObject(id=f"obj{len(s.objects)}", asset_id="x:armchair", category="armchair",
+                                 pose=Pose((-3.0, -3.0, 0.0)), size=(0.8, 0.8, 0.8)))
+    pano = _pano_with_pixels(s, tiny=set())
+    arm = s.objects[-1]
+    assert chair not in pano.referable() and pano.record({"chair": chair}) is None
+    assert arm in pano.referable() and pano.record({"armchair": arm}) is not None
+    for i in range(12):
+        q = _build_distance(_ctx(i, task="relative_distance"), pano)
+        assert q is None or ("chair" not in [q.answer, *q.distractors] and "the chair" not in q.body)
+
+
 def test_mcq_answer_letters_are_balanced_per_subtype_by_construction() -> None:
     """The answer's MCQ position is planned, not shuffled: left/right pair items put the
     answer at A and B equally often within each answer, and placed_options puts it there."""
