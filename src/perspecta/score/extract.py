@@ -66,13 +66,16 @@ class Parse:
     rule: str  # one of LEVELS, "ambiguous:<level>" or "none"
 
 
+_COUNTER = re.compile(r"\b(?:counter|anti)[\s-]?clockwise\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 
 
 @functools.lru_cache(maxsize=1 << 16)  # option texts and short answers repeat across items
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
-    text = text.lower().replace("°", " degrees ")
+    text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
+    text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
+    text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = text.translate(_PUNCT)
     words = []
     for w in text.split():
@@ -91,10 +94,10 @@ _JSON = re.compile(r"""["'](?:final[ _]?)?answer["']\s*:\s*(?:"([^"\n]*)"|'([^'\
                    re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
-    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final)\s+(?:option|choice)\b"
-    r"|\b(?:the\s+|my\s+)?(?:answer|choice|guess)\b)"
-    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be)\s*:?|[:=]|\s[-–—](?=\s))\s*([^\n]*)"
-    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for)\b:?\s*([^\n]*)",
+    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer)\b"
+    r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b|答案|回答)"
+    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
     re.IGNORECASE,
 )
 _FINAL = re.compile(r"\bfinal\s+(?:answer|option|choice)\b", re.IGNORECASE)
@@ -102,13 +105,18 @@ _CONCLUSION = re.compile(r"(?:^|[\s,;:.(])(?:so|therefore|thus|hence)\b,?\s*(?:i
                          r"([^\n]*)$", re.IGNORECASE)
 _HEDGE_LEAD = re.compile(
     r"^(?:(?:i\s+(?:think|believe|guess|would\s+say)|i'd\s+say|it(?:'s|\s+is)\s+(?:probably|likely)|"
-    r"probably|likely|most\s+likely|definitely|clearly|certainly|maybe|perhaps|my\s+guess\s*:?|"
+    r"probably|likely|most\s+likely|definitely|clearly|certainly|"
     r"sure|okay|ok|well|hmm+|alright|(?:based\s+on|looking\s+at|from|in)\s+(?:the|this|these|both)\s+"
     r"(?:images?|pictures?|frames?|scenes?|views?))[\s,:!.]+)+", re.IGNORECASE)
+# A tentative opening offers an answer without committing to it ("Maybe C", "I'd lean towards B").
+_TENTATIVE = re.compile(
+    r"^(?:maybe|perhaps|possibly|conceivably|(?:it\s+)?(?:might|could|may)\s+be|"
+    r"i(?:'d|\s+would)?\s+lean|leaning|i(?:'m|\s+am)\s+leaning|i(?:'d|\s+would)\s+tentatively|tentatively)\b",
+    re.IGNORECASE)
 _DECLINE = re.compile(
     r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|can'?t\s+(?:tell|say|determine|be\s+sure)|"
     r"cannot\s+(?:tell|say|determine|be\s+sure)|impossible\s+to\s+(?:tell|say|determine|know)|hard\s+to\s+(?:tell|say)|"
-    r"unclear|no\s+way\s+to\s+(?:tell|know)|(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
+    r"unclear|unknown|no\s+way\s+to\s+(?:tell|know)|too\s+\w+\s+to\s+(?:tell|say|judge|be\s+sure|determine)|(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
     re.IGNORECASE)
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\binstead\s+of|\bunlike|\brule\s+out|"
                        r"\bruled\s+out|\beliminate|\bexclude|\bneither)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
@@ -138,6 +146,12 @@ def _body(response: str) -> str:
     return text
 
 
+def _tentative(span: str) -> bool:
+    """Whether a span opens by offering its answer tentatively ("Maybe C", "It might be B", "I'd lean towards A")."""
+    span = _strip_markup(span).strip().strip(" \t\"'“”‘’[]{}")
+    return bool(_TENTATIVE.match(span) or _TENTATIVE.match(_HEDGE_LEAD.sub("", span)))
+
+
 def _clean_span(span: str) -> str:
     span = _strip_markup(span).strip()
     span = re.sub(r"^\\text\{(.*)\}$", r"\1", span)
@@ -148,7 +162,7 @@ def _clean_span(span: str) -> str:
 
 def _clause(text: str) -> str:
     """The text up to the end of its first sentence or line."""
-    m = re.search(r"[.!?;\n](?:\s|$)|\n", text)
+    m = re.search(r"(?:(?<!\.)\.|[!?;\n])(?:\s|$)|\n", text)  # "..." goes on: "C... or D" is one clause
     return text[: m.start()] if m else text
 
 
@@ -157,6 +171,15 @@ def _negated(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 40):start]
     return bool(_NEGATION.search(before) or re.search(r"\bno\s+$", before, re.IGNORECASE)
                 or _AFTER_NEGATIVE.match(text[end:end + 30]))
+
+
+_INEXACT = re.compile(r"(?:\b(?:about|approximately|approx|roughly|around|nearly|almost|circa|some|between|from)"
+                      r"|\d\s*(?:-|to|and|or))\s*$")
+
+
+def _inexact(norm: str, start: int) -> bool:
+    """Whether a number at norm[start] is an estimate or a range end ("about 3", "between 90 and 135")."""
+    return norm[start:start + 1].isdigit() and bool(_INEXACT.search(norm[max(0, start - 20):start]))
 
 
 # ---------------------------------------------------------------------- readers per answer type
@@ -187,6 +210,10 @@ class _Reader:
 
     def last_line(self, line: str) -> Reading:
         return None
+
+    def lists(self, lines: list[str]) -> bool:
+        """Whether the reply's lines enumerate several answers (the options quoted back) rather than pick one."""
+        return False
 
     def bare(self, text: str) -> Reading:
         return None
@@ -236,6 +263,8 @@ class _ChoiceReader(_Reader):
         if lab not in self.labels:
             return None
         rest = text[m.end():]
+        if re.fullmatch(rf"(?:[\s,.;!]+\(?{lab}\)?)+[.!]?\s*", rest):
+            return lab  # "C C C", "C. C.": one answer repeated
         if raw.islower() and not re.match(r"^(?:$|[.:)\]]|\s*\n|\s*$)", rest):
             return None  # a lower-case "a"/"b" is a label only when alone
         bracketed = m.group(0).startswith(("(", "[")) and m.group(0).endswith((")", "]"))
@@ -243,13 +272,16 @@ class _ChoiceReader(_Reader):
             return None  # "A car…", "I cannot…": an article or a pronoun, not a label
         if _AFTER_NEGATIVE.match(rest):
             return None  # "B is wrong"
-        clause = _clause(rest)
+        follow_text = re.sub(r"^[\s.:)\]\-–—]+", "", rest)
+        follow = normalise(_clause(follow_text))  # the text after "B. "
+        own = self.texts.get(lab, "\0")
+        # "C. <C's text>… or toward it": the option's own sentence is the answer's clause
+        clause = _clause(follow_text) if follow.startswith(own) else _clause(rest)
         affirmed = re.sub(r"(?:\bnot\b|n't\b|\bnever\b).*", "", clause, flags=re.IGNORECASE)
         if re.search(r"\bor\b|/", affirmed, re.IGNORECASE) or self._other_labels(clause, lab):
             return AMBIGUOUS
-        follow = normalise(re.sub(r"^[\s.:)\]\-–—]+", "", clause))
         for other, t in self.texts.items():
-            if other != lab and follow.startswith(t) and not follow.startswith(self.texts.get(lab, "\0")):
+            if other != lab and follow.startswith(t) and not follow.startswith(own):
                 return AMBIGUOUS  # "B. Facing toward the camera" when that is A's text
         return lab
 
@@ -276,13 +308,27 @@ class _ChoiceReader(_Reader):
     def _affirmed(self, text: str) -> set[str]:
         norm = normalise(text)
         return {lab for lab, where in self._mentions(text).items()
-                if any(not _negated(norm, s, e) for s, e in where)}
+                if any(not _negated(norm, s, e) and not _inexact(norm, s) for s, e in where)}
 
-    def _leading_text(self, text: str) -> Reading:
+    def _short_form(self, norm: str) -> Reading:
+        """A reply of a few words that are all in exactly one option's text and name what sets it apart
+        ("Clockwise." for "Clockwise (seen from above)", "Right." for "to their own right", "No." for
+        "No, the image is not in its canonical orientation"); words shared by every option decide nothing."""
+        words = norm.split()
+        if not words or len(words) > 3 or set(words) & _NOT_SHORT_FORM:
+            return None
+        fits = [lab for lab, t in self.texts.items() if set(words) <= set(t.split())]
+        if len(fits) != 1:
+            return None
+        shared = set.intersection(*(set(t.split()) for t in self.texts.values())) if len(self.texts) > 1 else set()
+        return fits[0] if set(words) - shared else None
+
+    def _leading_text(self, text: str, *, short: bool = True) -> Reading:
+        """An option text at the start of ``text``; ``short``: also a whole reply or span in short form."""
         norm = normalise(text)
         starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
         if not starts:
-            return None
+            return self._short_form(norm) if short and normalise(_clause(text)) == norm else None
         lab = max(starts, key=lambda lab: len(self.texts[lab]))
         clause = normalise(_clause(text))
         rest = clause[len(self.texts[lab]):] if clause.startswith(self.texts[lab]) else ""
@@ -291,6 +337,15 @@ class _ChoiceReader(_Reader):
         return lab
 
     # -- levels
+
+    def tail(self, line: str) -> Reading:
+        self._in_prose = True  # "…, so it is turned" (cut off): a short form needs a whole reply or span
+        try:
+            return super().tail(line)
+        finally:
+            self._in_prose = False
+
+    _in_prose = False
 
     def span(self, span: str) -> Reading:
         plain = _PLAIN_LABEL.fullmatch(span)  # the common case, "C" or "(C)": no clean-up needed
@@ -302,7 +357,7 @@ class _ChoiceReader(_Reader):
         got = self._leading_label(span, strict=False)
         if got is not None:
             return got
-        got = self._leading_text(span)
+        got = self._leading_text(span, short=not self._in_prose)
         if got is not None:
             return got
         clause = _clause(span)
@@ -319,10 +374,15 @@ class _ChoiceReader(_Reader):
         return got if got is not None else self._leading_text(text)
 
     def last_line(self, line: str) -> Reading:
-        if re.fullmatch(r"(?:option\s*)?\(?[A-Za-z]\)?[.!]?", line, re.IGNORECASE) or (
-                normalise(line) in self.texts.values()):
+        m = re.fullmatch(r"(?:option\s*)?\(?([A-Za-z])\)?(?:[.!]?|[.:)]?\s+(.*))", line, re.IGNORECASE)
+        labelled = m is not None and m.group(1).upper() in self.labels and (
+            m.group(2) is None or normalise(m.group(2)) == self.texts.get(m.group(1).upper()))
+        if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
         return None
+
+    def lists(self, lines: list[str]) -> bool:
+        return len({self._leading_label(_clean_span(ln), strict=True) for ln in lines} - {None, AMBIGUOUS}) > 1
 
     def bare(self, text: str) -> Reading:
         found = self._affirmed(text)
@@ -334,6 +394,7 @@ class _ChoiceReader(_Reader):
         return found.pop() if found else None
 
 
+_NOT_SHORT_FORM = {"either", "neither", "both", "none", "not", "nor", "or", "and", "all", "any", "cannot", "maybe"}
 _YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no"}
 _YN_WORD = re.compile(r"\b(yes|yeah|yep|true|no|nope|false)\b", re.IGNORECASE)
 
@@ -388,7 +449,7 @@ class _YesNoReader(_Reader):
         return None
 
 
-_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b")
+_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b|^no\s+\w+$")
 _BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d")
 
 
@@ -403,6 +464,8 @@ class _OpenReader(_Reader):
         norm = normalise(text)
         if self.numeric:
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
+                return named | {"<estimate>"}  # "about 3", "2-3" name no single count
             if "0" in self.candidates and _NONE_COUNT.search(norm):
                 named.add("0")  # "there are no chairs", "none": a count of zero
             if named and _BOUND.search(norm):
@@ -423,8 +486,11 @@ class _OpenReader(_Reader):
     def span(self, span: str, *, free_words: int = MAX_OPEN_WORDS) -> Reading:
         """``free_words``: how long a span naming no candidate may be and still be read as the answer."""
         span = _clean_span(span)
-        if not span or re.match(r"(?:not|none)\b", span, re.IGNORECASE):
+        zero = self.numeric and "0" in self.candidates and re.match(r"(?:none|no\s+\w+)\W*$", span, re.IGNORECASE)
+        if not span or (re.match(r"(?:not|none)\b", span, re.IGNORECASE) and not zero):
             return None
+        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate)\b", span, re.IGNORECASE):
+            return AMBIGUOUS
         clause = _clause(span) or span
         if re.search(r"\bor\b|\beither\b|/", clause, re.IGNORECASE):
             return AMBIGUOUS
@@ -496,11 +562,17 @@ def _innermost(m: re.Match[str]) -> str:
 
 
 def _phrases(text: str, reader: _Reader) -> Reading:
+    """The explicit answer phrases' reading (a ``final answer`` outranks a plain one), unless the reply
+    takes it back after the last of them ("Answer: C. Wait, looking again, …")."""
     matches = list(_PHRASE.finditer(text))
     final = [m for m in matches if _FINAL.search(m.group(0)[:40])]
     for group in (final, matches):
-        got = _combine([reader.span(_innermost(m)) for m in group])
+        got = _combine([_span(reader, _innermost(m)) for m in group])
         if got is not None:
+            last = group[-1]
+            after = text[last.start(1) if last.group(1) is not None else last.start(2):]  # the answer on
+            if got is not AMBIGUOUS and after.strip() and _taken_back(after.strip(), reader, got, asked=False):
+                return AMBIGUOUS
             return got
     return None
 
@@ -521,6 +593,17 @@ def _json_values(text: str) -> list[str]:
     return out
 
 
+def _span(reader: _Reader, span: str) -> Reading:
+    """One explicit span: a tentative one ("Answer: maybe C") or one put as a question ("<answer>2?</answer>")
+    commits to nothing, otherwise the format's reading."""
+    got = reader.span(span)
+    if got is None or got is AMBIGUOUS:
+        return got
+    if _tentative(span) or re.match(r"[^.!;\n]{0,60}\?", _strip_markup(span).strip()):
+        return AMBIGUOUS
+    return got
+
+
 def parse(response: str | None, item: Item) -> Parse:
     """Read ``response`` for ``item`` by the grammar in the module docstring."""
     if response is None or not response.strip():
@@ -529,10 +612,10 @@ def parse(response: str | None, item: Item) -> Parse:
     body = _body(response)
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
-        ("tag", lambda: _combine([reader.span(s) for s in _TAG.findall(body)])),
-        ("json", lambda: _combine([reader.span(v) for v in _json_values(body)])),
+        ("tag", lambda: _combine([_span(reader, s) for s in _TAG.findall(body)])),
+        ("json", lambda: _combine([_span(reader, v) for v in _json_values(body)])),
         ("phrase", lambda: _phrases(text(), reader)),
-        ("boxed", lambda: _combine([reader.span(s) for s in _BOXED.findall(body)])),
+        ("boxed", lambda: _combine([_span(reader, s) for s in _BOXED.findall(body)])),
         ("position", lambda: _position(text(), reader)),
         ("bare", lambda: reader.bare(text())),
     ]
@@ -553,15 +636,16 @@ def parse(response: str | None, item: Item) -> Parse:
 # one ("maybe", "though perhaps", "could also be") when what follows names another answer.
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
                             r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
-_REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
+_REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|but|however|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
 
 
-def _taken_back(text: str, reader: _Reader, answer: Reading) -> bool:
+def _taken_back(text: str, reader: _Reader, answer: Reading, *, asked: bool = True) -> bool:
     """Whether ``text``, whose position reads ``answer``, hedges it or revises it afterwards
-    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.")."""
-    asked = re.match(r"^([^\n?.!;]{1,40})\?", text)
-    if asked and reader.span(asked.group(1)) == answer:
+    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No."); ``asked``: also an answer put as
+    a question at the start."""
+    question = re.match(r"^([^\n?.!;]{1,40})\?", text) if asked else None
+    if question and reader.span(question.group(1)) == answer:
         return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
     for pattern, strong in ((_REVISE_STRONG, True), (_REVISE_WEAK, False)):
         for m in pattern.finditer(text):
@@ -577,7 +661,11 @@ def _position(text: str, reader: _Reader) -> Reading:
     if not stripped:
         return None
     lines = [ln for ln in stripped.splitlines() if ln.strip()]
+    if reader.lists(lines):
+        return AMBIGUOUS  # "A. …\nB. …\nC. …": the options read back, no choice among them
     first = reader.lead(stripped)
+    if first is not None and _tentative(stripped):
+        return AMBIGUOUS  # "Maybe C.", "Perhaps the stove."
     last = reader.tail(lines[-1]) if len(lines) > 1 or first is None else None
     return _combine([first, last])
 
