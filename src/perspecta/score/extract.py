@@ -177,6 +177,13 @@ _INEXACT = re.compile(r"(?:\b(?:about|approximately|approx|roughly|around|nearly
                       r"|\d\s*(?:-|to|and|or))\s*$")
 
 
+def _compound_direction(norm: str, start: int, end: int) -> bool:
+    """Whether a direction is half of a compound one ("back left", "front-left", "right rear")."""
+    word = r"(?:left|right|back|rear|front|forward|behind)"
+    return bool(re.fullmatch(word, norm[start:end]) and (
+        re.search(rf"\b{word}[\s-]*$", norm[max(0, start - 10):start]) or re.match(rf"[\s-]*{word}\b", norm[end:end + 10])))
+
+
 def _inexact(norm: str, start: int) -> bool:
     """Whether a number at norm[start] is an estimate or a range end ("about 3", "between 90 and 135")."""
     return norm[start:start + 1].isdigit() and bool(_INEXACT.search(norm[max(0, start - 20):start]))
@@ -308,7 +315,7 @@ class _ChoiceReader(_Reader):
     def _affirmed(self, text: str) -> set[str]:
         norm = normalise(text)
         return {lab for lab, where in self._mentions(text).items()
-                if any(not _negated(norm, s, e) and not _inexact(norm, s) for s, e in where)}
+                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e)) for s, e in where)}
 
     def _short_form(self, norm: str) -> Reading:
         """A reply of a few words that are all in exactly one option's text and name what sets it apart
@@ -323,12 +330,37 @@ class _ChoiceReader(_Reader):
         shared = set.intersection(*(set(t.split()) for t in self.texts.values())) if len(self.texts) > 1 else set()
         return fits[0] if set(words) - shared else None
 
+    @functools.cached_property
+    def heads(self) -> dict[str, str]:
+        """Option label -> the option's head, the words before its first comma, colon or bracket ("No" of
+        "No, the object has not rotated"), for heads that no other option shares."""
+        raw = {o.label: normalise(re.split(r"[,:(]", o.text)[0]) for o in self.item.options if o.text}
+        return {lab: h for lab, h in raw.items()
+                if h and h != self.texts.get(lab) and list(raw.values()).count(h) == 1}
+
+    def _leading_head(self, text: str) -> Reading:
+        """A reply that opens with one option's head and a pause: "No, it has not rotated." for "No, the
+        object has not rotated"; another option's head, or "or", in the same clause makes it no answer."""
+        m = re.match(r"\s*([^,.:;!?\n(]+)(?:[,.:;!]|$)", text)
+        lab = next((lab for lab, h in self.heads.items() if m and normalise(m.group(1)) == h), None)
+        if lab is None:
+            return None
+        clause = _clause(text[m.end():])
+        others = {h for other, h in self.heads.items() if other != lab}
+        if re.search(r"\bor\b", clause, re.IGNORECASE) or (self._affirmed(clause) - {lab}) or any(
+                re.search(rf"(?<!\w){re.escape(h)}(?!\w)", normalise(clause)) for h in others):
+            return AMBIGUOUS
+        return lab
+
     def _leading_text(self, text: str, *, short: bool = True) -> Reading:
         """An option text at the start of ``text``; ``short``: also a whole reply or span in short form."""
         norm = normalise(text)
         starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
         if not starts:
-            return self._short_form(norm) if short and normalise(_clause(text)) == norm else None
+            got = self._leading_head(text)
+            if got is None and short and normalise(_clause(text)) == norm:
+                got = self._short_form(norm)
+            return got
         lab = max(starts, key=lambda lab: len(self.texts[lab]))
         clause = normalise(_clause(text))
         rest = clause[len(self.texts[lab]):] if clause.startswith(self.texts[lab]) else ""
@@ -395,21 +427,28 @@ class _ChoiceReader(_Reader):
 
 
 _NOT_SHORT_FORM = {"either", "neither", "both", "none", "not", "nor", "or", "and", "all", "any", "cannot", "maybe"}
-_YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no"}
-_YN_WORD = re.compile(r"\b(yes|yeah|yep|true|no|nope|false)\b", re.IGNORECASE)
+_YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no",
+        # the same answer in the languages multilingual models fall back to
+        "sí": "yes", "si": "yes", "oui": "yes", "ja": "yes", "是": "yes", "是的": "yes", "对": "yes",
+        "non": "no", "nein": "no", "否": "no", "不是": "no", "不": "no"}
+_ENGLISH_YN = {"yes", "yeah", "yep", "true", "no", "nope", "false"}
+_YN = "|".join(sorted(map(re.escape, _YES), key=len, reverse=True))
+_YN_WORD = re.compile(rf"\b({_YN})\b", re.IGNORECASE)
 
 
 class _YesNoReader(_Reader):
     def _word_at_start(self, text: str) -> Reading:
-        m = re.match(r"\(?(yes|yeah|yep|true|no|nope|false)\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
+        m = re.match(rf"\(?({_YN})\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
         if not m:
             return None
         value = _YES[m.group(1).lower()]
         rest = m.group(2)
+        if m.group(1).lower() not in _ENGLISH_YN and not re.match(r"\s*(?:[.!,;:。，！]|$)", rest):
+            return None  # "Non-canonical…": another language's word counts only standing alone
         if value == "no" and re.match(r"\s+[a-z]", rest) and not re.match(
                 r"\s+(?:it|they|the|this|that|there|he|she|i|we|you|because|since|as|not)\b", rest, re.IGNORECASE):
             return None  # "No sheep is visible", "No objects…": a determiner, not the answer
-        clause = _clause(rest)
+        clause = re.sub(r"\bno\s+(?:doubt|question)\b", "", _clause(rest), flags=re.IGNORECASE)  # "Yes - no doubt"
         opposite = {_YES[w.lower()] for w in _YN_WORD.findall(clause)} - {value}
         if opposite and value == "yes" and not re.search(r"\bno\b", clause, re.IGNORECASE):
             opposite = set()  # "Yes, there is no doubt": a later "no" is not the other answer unless bare
@@ -437,15 +476,26 @@ class _YesNoReader(_Reader):
             return words.pop()
         return None
 
-    def lead(self, text: str) -> Reading:
+    def _lead(self, text: str) -> Reading:
         text = _clean_span(text)
         if self._declines(text):
             return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
         return self._word_at_start(text)
 
+    def lead(self, text: str) -> Reading:  # noqa: F811 - see _lead
+        got = self._lead(text)
+        if got is None or got is AMBIGUOUS:
+            return got
+        # a later sentence that opens with the other answer: "Yes, it moved left. No, it did not move forward."
+        later = re.split(r"(?<=[.!?;])\s+|\n+", _clean_span(text))[1:]
+        if any(self._word_at_start(_clean_span(s)) not in (None, got) for s in later):
+            return AMBIGUOUS
+        return got
+
     def last_line(self, line: str) -> Reading:
-        if re.fullmatch(r"\(?(?:yes|no|yeah|yep|nope|true|false)\)?[.!]?", line, re.IGNORECASE):
-            return _YES[re.sub(r"\W", "", line).lower()]
+        for part in (line, re.split(r"(?<=[.!?;])\s+", line.strip())[-1]):  # the line, or its last sentence
+            if re.fullmatch(rf"\(?(?:{_YN})\)?[.!]?", part.strip(), re.IGNORECASE):
+                return _YES[re.sub(r"[\s().!]", "", part).lower()]
         return None
 
 
@@ -479,7 +529,7 @@ class _OpenReader(_Reader):
         for c, where in hits.items():
             inside = any(o != c and len(o) > len(c) and any(os_ <= s and e <= oe for os_, oe in hits[o] for s, e in where)
                          for o in hits)
-            if not inside and any(not _negated(norm, s, e) for s, e in where):
+            if not inside and any(not (_negated(norm, s, e) or _compound_direction(norm, s, e)) for s, e in where):
                 named.add(c)
         return named
 
@@ -571,7 +621,7 @@ def _phrases(text: str, reader: _Reader) -> Reading:
         if got is not None:
             last = group[-1]
             after = text[last.start(1) if last.group(1) is not None else last.start(2):]  # the answer on
-            if got is not AMBIGUOUS and after.strip() and _taken_back(after.strip(), reader, got, asked=False):
+            if got is not AMBIGUOUS and after.strip() and _taken_back(after.strip(), reader, got, implicit=False):
                 return AMBIGUOUS
             return got
     return None
@@ -636,22 +686,38 @@ def parse(response: str | None, item: Item) -> Parse:
 # one ("maybe", "though perhaps", "could also be") when what follows names another answer.
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
                             r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
-_REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|but|however|could\s+(?:also\s+)?be|"
+_REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
+# Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
+# back even an explicit answer; a mere concession ("although D might seem plausible") does not.
+_ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
+                   r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b", re.IGNORECASE)
+_CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
+                         re.IGNORECASE)
 
 
-def _taken_back(text: str, reader: _Reader, answer: Reading, *, asked: bool = True) -> bool:
-    """Whether ``text``, whose position reads ``answer``, hedges it or revises it afterwards
-    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No."); ``asked``: also an answer put as
-    a question at the start."""
-    question = re.match(r"^([^\n?.!;]{1,40})\?", text) if asked else None
+def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool = True) -> bool:
+    """Whether ``text``, which opens with ``answer``, hedges it or revises it afterwards
+    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.", "C. However, D is also plausible").
+    An explicit answer (``implicit=False``) is taken back only by a second thought ("wait") or a live
+    alternative; the weak cues and an answer put as a question apply to the implicit levels."""
+    question = re.match(r"^([^\n?.!;]{1,40})\?", text) if implicit else None
     if question and reader.span(question.group(1)) == answer:
         return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
-    for pattern, strong in ((_REVISE_STRONG, True), (_REVISE_WEAK, False)):
+    cues = ((_REVISE_STRONG, True), (_REVISE_WEAK, False)) if implicit else ((_REVISE_STRONG, True),)
+    for pattern, strong in cues:
         for m in pattern.finditer(text):
             after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
             got = reader.span(after) if after.strip() else None
             if got is AMBIGUOUS or (got is not None and got != answer) or (strong and got != answer):
+                return True
+    for m in _ALSO.finditer(text):
+        begin = max(text.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
+        sentence = _CONNECTIVE.sub("", _clean_span(text[begin:m.start()]))
+        after = _clause(re.sub(r"^[\s,:;—–-]+", "", text[m.end():]))
+        for alternative in (sentence, after):
+            got = reader.span(alternative) if alternative.strip() else None
+            if got is AMBIGUOUS or (got is not None and got != answer):
                 return True
     return False
 
