@@ -96,7 +96,7 @@ _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer)\b"
     r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b|答案|回答)"
-    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé]|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
     r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
     re.IGNORECASE,
 )
@@ -114,8 +114,8 @@ _TENTATIVE = re.compile(
     r"i(?:'d|\s+would)?\s+lean|leaning|i(?:'m|\s+am)\s+leaning|i(?:'d|\s+would)\s+tentatively|tentatively)\b",
     re.IGNORECASE)
 _DECLINE = re.compile(
-    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|can'?t\s+(?:tell|say|determine|be\s+sure)|"
-    r"cannot\s+(?:tell|say|determine|be\s+sure)|impossible\s+to\s+(?:tell|say|determine|know)|hard\s+to\s+(?:tell|say)|"
+    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|can'?t\s+(?:tell|say|determine|be\s+(?:sure|certain))|"
+    r"cannot\s+(?:tell|say|determine|be\s+(?:sure|certain))|not\s+certain|impossible\s+to\s+(?:tell|say|determine|know)|hard\s+to\s+(?:tell|say)|"
     r"unclear|unknown|no\s+way\s+to\s+(?:tell|know)|too\s+\w+\s+to\s+(?:tell|say|judge|be\s+sure|determine)|(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
     re.IGNORECASE)
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\binstead\s+of|\bunlike|\brule\s+out|"
@@ -227,7 +227,7 @@ class _Reader:
 
 
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*])")
-_LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
+_LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?\.?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
@@ -274,7 +274,7 @@ class _ChoiceReader(_Reader):
             return lab  # "C C C", "C. C.": one answer repeated
         if raw.islower() and not re.match(r"^(?:$|[.:)\]]|\s*\n|\s*$)", rest):
             return None  # a lower-case "a"/"b" is a label only when alone
-        bracketed = m.group(0).startswith(("(", "[")) and m.group(0).endswith((")", "]"))
+        bracketed = m.group(0).endswith((")", "]"))  # "(C)", "[C]", "C)": a label, never a word
         if not bracketed and (strict or lab in ("A", "I")) and not _LEAD_FOLLOW.match(rest):
             return None  # "A car…", "I cannot…": an article or a pronoun, not a label
         if _AFTER_NEGATIVE.match(rest):
@@ -347,7 +347,7 @@ class _ChoiceReader(_Reader):
             return None
         clause = _clause(text[m.end():])
         others = {h for other, h in self.heads.items() if other != lab}
-        if re.search(r"\bor\b", clause, re.IGNORECASE) or (self._affirmed(clause) - {lab}) or any(
+        if re.search(r"\bor\b", clause, re.IGNORECASE) or _DECLINE.search(clause) or (self._affirmed(clause) - {lab}) or any(
                 re.search(rf"(?<!\w){re.escape(h)}(?!\w)", normalise(clause)) for h in others):
             return AMBIGUOUS
         return lab
