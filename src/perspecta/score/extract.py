@@ -499,7 +499,7 @@ class _YesNoReader(_Reader):
         return None
 
 
-_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b|^no\s+\w+$")
+_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b|^no\s+\w+s$")
 _BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d")
 
 
@@ -516,7 +516,7 @@ class _OpenReader(_Reader):
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
             if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
                 return named | {"<estimate>"}  # "about 3", "2-3" name no single count
-            if "0" in self.candidates and _NONE_COUNT.search(norm):
+            if "0" in self.candidates and _NONE_COUNT.search(norm) and not _DECLINE.search(norm):
                 named.add("0")  # "there are no chairs", "none": a count of zero
             if named and _BOUND.search(norm):
                 return named | {"<bound>"}  # "at least 3" names no single count
