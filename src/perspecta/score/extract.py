@@ -15,12 +15,15 @@ that finds an answer decides:
 5. the answer position: a reply that *starts* with a label, option text or yes/no, or
    whose last line is only the answer or a conclusion ("so C", "therefore, no");
 6. bare option text: exactly one option (or, for open items, one candidate) named
-   without negation anywhere in the reply.
+   without negation in a sentence that asserts it (not a question, condition or hypothesis:
+   "If it were facing the camera…" names no answer).
 
 A level that finds two or more different answers, or a hedge ("A or B", "yes and no",
-"not sure"), makes the reply ``unparsed``: counted wrong, never guessed; so does an answer of
-the two implicit levels (5, 6) that the reply takes back ("A. Actually, wait — B.", "so C…
-though perhaps A"). Option letters
+"not sure", "Maybe C", "about 3", "<answer>2?</answer>"), makes the reply ``unparsed``: counted
+wrong, never guessed; so does an answer of the two implicit levels (5, 6) that the reply takes
+back ("A. Actually, wait — B.", "so C… though perhaps A"), and an explicit one followed by a
+second thought or a live alternative ("Answer: C. Wait, …", "However, D is also plausible").
+Option letters
 count only as standalone tokens in an answer position, so reasoning that mentions other
 options ("Option A and option C do not match") never overrides an explicit answer.
 """
@@ -643,6 +646,18 @@ def _json_values(text: str) -> list[str]:
     return out
 
 
+_HYPOTHETICAL = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case|would|could|might|may|should)\b"
+                           r"|^\W*were\b", re.IGNORECASE)
+
+
+def _asserted(text: str) -> str:
+    """The sentences of ``text`` that assert something: a bare mention in a question ("Is it facing
+    away?"), a condition or a hypothesis ("If it were facing the camera…", "Facing the camera would
+    show…", "I need to check whether…") is reasoning, not an answer."""
+    sentences = re.split(r"(?<=[.!?;])\s+|\n+", text)
+    return "\n".join(s for s in sentences if s.strip() and not s.rstrip().endswith("?") and not _HYPOTHETICAL.search(s))
+
+
 def _span(reader: _Reader, span: str) -> Reading:
     """One explicit span: a tentative one ("Answer: maybe C") or one put as a question ("<answer>2?</answer>")
     commits to nothing, otherwise the format's reading."""
@@ -667,7 +682,7 @@ def parse(response: str | None, item: Item) -> Parse:
         ("phrase", lambda: _phrases(text(), reader)),
         ("boxed", lambda: _combine([_span(reader, s) for s in _BOXED.findall(body)])),
         ("position", lambda: _position(text(), reader)),
-        ("bare", lambda: reader.bare(text())),
+        ("bare", lambda: reader.bare(_asserted(text()))),
     ]
     for name, run in levels:
         got = run()
@@ -701,7 +716,7 @@ def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool =
     ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.", "C. However, D is also plausible").
     An explicit answer (``implicit=False``) is taken back only by a second thought ("wait") or a live
     alternative; the weak cues and an answer put as a question apply to the implicit levels."""
-    question = re.match(r"^([^\n?.!;]{1,40})\?", text) if implicit else None
+    question = re.match(r"^([^\n?.!;]{1,100})\?", text) if implicit else None
     if question and reader.span(question.group(1)) == answer:
         return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
     cues = ((_REVISE_STRONG, True), (_REVISE_WEAK, False)) if implicit else ((_REVISE_STRONG, True),)
