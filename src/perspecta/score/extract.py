@@ -221,6 +221,10 @@ class _Reader:
     def last_line(self, line: str) -> Reading:
         return None
 
+    def opens(self, line: str) -> Reading:
+        """The answer a line states by itself, outside any answer phrase ("D.", "Yes, it is.")."""
+        return self.last_line(line)
+
     def lists(self, lines: list[str]) -> bool:
         """Whether the reply's lines enumerate several answers (the options quoted back) rather than pick one."""
         return False
@@ -459,6 +463,9 @@ class _YesNoReader(_Reader):
             return AMBIGUOUS
         return value
 
+    def opens(self, line: str) -> Reading:
+        return self._word_at_start(line)
+
     def _declines(self, text: str) -> bool:
         return bool(_DECLINE.search(_clause(text)))
 
@@ -626,8 +633,23 @@ def _phrases(text: str, reader: _Reader) -> Reading:
             after = text[last.start(1) if last.group(1) is not None else last.start(2):]  # the answer on
             if got is not AMBIGUOUS and after.strip() and _taken_back(after.strip(), reader, got, implicit=False):
                 return AMBIGUOUS
+            if got is not AMBIGUOUS and group is not final and _contradicted(text, reader, got):
+                return AMBIGUOUS
             return got
     return None
+
+
+def _contradicted(text: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether a line of the reply that is nothing but an answer ("D.", "C. <C's text>", "Yes.") or its
+    concluding line ("So D.") gives another answer than its explicit phrase: "C.\n…\nTherefore, the
+    answer is D." commits to neither. (A ``final answer`` is meant to supersede and is not checked.)"""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if reader.lists(lines):
+        return False  # the options quoted back are no answer
+    readings = [reader.opens(_clean_span(ln)) for ln in lines]
+    if len(lines) > 1:
+        readings.append(reader.tail(lines[-1]))
+    return any(r is not None and r is not AMBIGUOUS and r != answer for r in readings)
 
 
 def _json_values(text: str) -> list[str]:
