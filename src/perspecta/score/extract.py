@@ -133,6 +133,10 @@ def _strip_markup(text: str) -> str:
     text = re.sub(r"\*\*|__|`+", "", text)
     text = re.sub(r"(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)", "", text)
     text = re.sub(r"^[ \t]*(?:#+|>+|[-•]\s)[ \t]*", "", text, flags=re.MULTILINE)
+    # a Markdown table: rule lines go, a row's cells read as "cell: cell" ("| Answer | C |" -> "Answer: C")
+    text = re.sub(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|?)+[ \t]*$", "", text, flags=re.MULTILINE)
+    text = re.sub(r"^[ \t]*\|(.*)\|[ \t]*$", lambda m: ": ".join(c.strip() for c in m.group(1).split("|")), text,
+                  flags=re.MULTILINE)
     return text
 
 
@@ -268,7 +272,8 @@ class _ChoiceReader(_Reader):
     def _leading_label(self, text: str, *, strict: bool) -> Reading:
         """A label at the very start of ``text``; ``strict`` (reply start) also requires it to be followed
         by punctuation, the end or a connective, so "A car is…" and "I think…" are not labels."""
-        text = re.sub(r"^(?:option|choice|letter|image|view|picture)\s*:?\s*", "", text, flags=re.IGNORECASE)
+        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+)?(?:option|choice|letter|image|view|picture)?\s*:?\s*", "", text,
+                      flags=re.IGNORECASE)  # "Option B", "It's C", "It is option C"
         m = _LABEL_AT.match(text)
         if not m:
             return None
@@ -722,6 +727,7 @@ def parse(response: str | None, item: Item) -> Parse:
 # cue ("wait", "on second thought") unless what follows restates the same answer, a weak
 # one ("maybe", "though perhaps", "could also be") when what follows names another answer.
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
+                            r"looking\s+(?:again|closer|more\s+closely)|on\s+a\s+closer\s+look|"
                             r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
 _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
@@ -751,6 +757,9 @@ def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool =
     for m in _ALSO.finditer(text):
         begin = max(text.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
         sentence = _CONNECTIVE.sub("", _clean_span(text[begin:m.start()]))
+        # its subject: "I would say C, but A is also possible" -> "A"
+        sentence = re.split(r"[,;:]|\b(?:but|however|though|although|yet|and)\b", sentence)[-1].strip()
+        sentence = re.sub(r"\s+(?:is|are|seems?|looks?|would\s+be|might\s+be|could\s+be)$", "", sentence, flags=re.IGNORECASE)
         after = _clause(re.sub(r"^[\s,:;—–-]+", "", text[m.end():]))
         for alternative in (sentence, after):
             got = reader.span(alternative) if alternative.strip() else None
