@@ -77,7 +77,8 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
-    text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
+    text = re.sub(r"n't\b", " not", text)
+    text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3  # "doesn't need C" keeps its negation once apostrophes go
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = text.translate(_PUNCT)
     words = []
@@ -515,7 +516,8 @@ class _YesNoReader(_Reader):
 
 
 _NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b|^no\s+\w+s$")
-_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d")
+_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d"
+                    r"|\d\s+or\s+(?:more|fewer|less)\b")
 
 
 class _OpenReader(_Reader):
@@ -561,12 +563,12 @@ class _OpenReader(_Reader):
             return AMBIGUOUS
         norm = normalise(clause)
         if norm in self.candidates:
-            return norm
+            return self.candidates[norm]  # the candidate as the item spells it ("TV", not "tv")
         named = self._named(clause)
         if len(named) > 1:  # "chair (next to the lamp)": naming two candidates is no single answer
             return AMBIGUOUS
         if named:
-            return named.pop()
+            return self._spelled(named.pop())
         if self.numeric:
             return None
         return norm if 0 < len(norm.split()) <= free_words else None
@@ -593,7 +595,10 @@ class _OpenReader(_Reader):
         named = self._named(text)
         if len(named) > 1:
             return AMBIGUOUS
-        return named.pop() if named else None
+        return self._spelled(named.pop()) if named else None
+
+    def _spelled(self, norm: str) -> str:
+        return self.candidates.get(norm, norm)
 
 
 def _reader(item: Item) -> _Reader:
