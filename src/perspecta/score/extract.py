@@ -78,7 +78,8 @@ def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
     text = re.sub(r"n't\b", " not", text)
-    text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3  # "doesn't need C" keeps its negation once apostrophes go
+    text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
+    text = re.sub(r"\btowards\b", "toward", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = text.translate(_PUNCT)
     words = []
@@ -98,7 +99,7 @@ _JSON = re.compile(r"""["'](?:final[ _]?)?answer["']\s*:\s*(?:"([^"\n]*)"|'([^'\
                    re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
-    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer)\b"
+    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
     r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b|答案|回答)"
     r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé]|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
     r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
