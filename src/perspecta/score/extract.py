@@ -119,9 +119,11 @@ _TENTATIVE = re.compile(
     r"i(?:'d|\s+would)?\s+lean|leaning|i(?:'m|\s+am)\s+leaning|i(?:'d|\s+would)\s+tentatively|tentatively)\b",
     re.IGNORECASE)
 _DECLINE = re.compile(
-    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|can'?t\s+(?:tell|say|determine|be\s+(?:sure|certain))|"
-    r"cannot\s+(?:tell|say|determine|be\s+(?:sure|certain))|not\s+certain|impossible\s+to\s+(?:tell|say|determine|know)|hard\s+to\s+(?:tell|say)|"
-    r"unclear|unknown|no\s+way\s+to\s+(?:tell|know)|too\s+\w+\s+to\s+(?:tell|say|judge|be\s+sure|determine)|(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
+    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|not\s+certain|"
+    r"(?:can'?t|cannot)\s+(?:tell|say|determine|be\s+(?:sure|certain))|impossible\s+to\s+(?:tell|say|determine|know)|"
+    r"hard\s+to\s+(?:tell|say)|unclear|unknown|no\s+way\s+to\s+(?:tell|know)|"
+    r"too\s+\w+\s+to\s+(?:tell|say|judge|be\s+sure|determine)|"
+    r"(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
     re.IGNORECASE)
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\binstead\s+of|\bunlike|\brule\s+out|"
                        r"\bruled\s+out|\beliminate|\bexclude|\bneither)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
@@ -190,7 +192,8 @@ def _compound_direction(norm: str, start: int, end: int) -> bool:
     """Whether a direction is half of a compound one ("back left", "front-left", "right rear")."""
     word = r"(?:left|right|back|rear|front|forward|behind)"
     return bool(re.fullmatch(word, norm[start:end]) and (
-        re.search(rf"\b{word}[\s-]*$", norm[max(0, start - 10):start]) or re.match(rf"[\s-]*{word}\b", norm[end:end + 10])))
+        re.search(rf"\b{word}[\s-]*$", norm[max(0, start - 10):start])
+        or re.match(rf"[\s-]*{word}\b", norm[end:end + 10])))
 
 
 def _inexact(norm: str, start: int) -> bool:
@@ -213,13 +216,17 @@ class _Reader:
     def lead(self, text: str) -> Reading:
         return None
 
+    def conclusion(self, span: str) -> Reading:
+        """What a conclusion inside prose ("…, so C") names."""
+        return self.span(span)
+
     def tail(self, line: str) -> Reading:
         """A reply's last line: a conclusion phrase ("so the answer is X") read as a span,
         else the format's own reading of a line that is nothing but an answer."""
         line = _clean_span(line)
         m = _CONCLUSION.search(line)
         if m:
-            got = self.span(m.group(1))
+            got = self.conclusion(m.group(1))
             if got is not None:
                 return got
         return self.last_line(line)
@@ -329,7 +336,8 @@ class _ChoiceReader(_Reader):
     def _affirmed(self, text: str) -> set[str]:
         norm = normalise(text)
         return {lab for lab, where in self._mentions(text).items()
-                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e)) for s, e in where)}
+                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e))
+                       for s, e in where)}
 
     def _short_form(self, norm: str) -> Reading:
         """A reply of a few words that are all in exactly one option's text and name what sets it apart
@@ -361,8 +369,9 @@ class _ChoiceReader(_Reader):
             return None
         clause = _clause(text[m.end():])
         others = {h for other, h in self.heads.items() if other != lab}
-        if re.search(r"\bor\b", clause, re.IGNORECASE) or _DECLINE.search(clause) or (self._affirmed(clause) - {lab}) or any(
-                re.search(rf"(?<!\w){re.escape(h)}(?!\w)", normalise(clause)) for h in others):
+        names_other = any(re.search(rf"(?<!\w){re.escape(h)}(?!\w)", normalise(clause)) for h in others)
+        if re.search(r"\bor\b", clause, re.IGNORECASE) or _DECLINE.search(clause) or names_other or (
+                self._affirmed(clause) - {lab}):
             return AMBIGUOUS
         return lab
 
@@ -384,16 +393,11 @@ class _ChoiceReader(_Reader):
 
     # -- levels
 
-    def tail(self, line: str) -> Reading:
-        self._in_prose = True  # "…, so it is turned" (cut off): a short form needs a whole reply or span
-        try:
-            return super().tail(line)
-        finally:
-            self._in_prose = False
+    def conclusion(self, span: str) -> Reading:
+        return self.span(span, short=False)  # "…, so it is turned" (cut off): a short form needs a whole reply
 
-    _in_prose = False
-
-    def span(self, span: str) -> Reading:
+    def span(self, span: str, *, short: bool = True) -> Reading:
+        """``short``: whether a short form of an option ("Right.") may be read, as in a whole span."""
         plain = _PLAIN_LABEL.fullmatch(span)  # the common case, "C" or "(C)": no clean-up needed
         if plain and plain.group(1).upper() in self.labels and (plain.group(1).isupper() or len(span.strip()) <= 2):
             return plain.group(1).upper()
@@ -403,7 +407,7 @@ class _ChoiceReader(_Reader):
         got = self._leading_label(span, strict=False)
         if got is not None:
             return got
-        got = self._leading_text(span, short=not self._in_prose)
+        got = self._leading_text(span, short=short)
         if got is not None:
             return got
         clause = _clause(span)
@@ -493,18 +497,15 @@ class _YesNoReader(_Reader):
             return words.pop()
         return None
 
-    def _lead(self, text: str) -> Reading:
+    def lead(self, text: str) -> Reading:
         text = _clean_span(text)
         if self._declines(text):
             return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
-        return self._word_at_start(text)
-
-    def lead(self, text: str) -> Reading:  # noqa: F811 - see _lead
-        got = self._lead(text)
-        if got is None or got is AMBIGUOUS:
-            return got
+        got = self._word_at_start(text)
+        if got is None:
+            return None
         # a later sentence that opens with the other answer: "Yes, it moved left. No, it did not move forward."
-        later = re.split(r"(?<=[.!?;])\s+|\n+", _clean_span(text))[1:]
+        later = re.split(r"(?<=[.!?;])\s+|\n+", text)[1:]
         if any(self._word_at_start(_clean_span(s)) not in (None, got) for s in later):
             return AMBIGUOUS
         return got
@@ -516,7 +517,8 @@ class _YesNoReader(_Reader):
         return None
 
 
-_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b|^no\s+\w+s$")
+_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b"
+                         r"|^none\b|^no\s+\w+s$")
 _BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d"
                     r"|\d\s+or\s+(?:more|fewer|less)\b")
 
@@ -557,7 +559,7 @@ class _OpenReader(_Reader):
         zero = self.numeric and "0" in self.candidates and re.match(r"(?:none|no\s+\w+)\W*$", span, re.IGNORECASE)
         if not span or (re.match(r"(?:not|none)\b", span, re.IGNORECASE) and not zero):
             return None
-        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate)\b", span, re.IGNORECASE):
+        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate)\b", span, re.I):
             return AMBIGUOUS
         clause = _clause(span) or span
         if re.search(r"\bor\b|\beither\b|/", clause, re.IGNORECASE):
@@ -679,7 +681,8 @@ def _json_values(text: str) -> list[str]:
     return out
 
 
-_HYPOTHETICAL = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case|would|could|might|may|should)\b"
+_HYPOTHETICAL = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case|would|could|might|may|"
+                           r"should)\b"
                            r"|^\W*were\b", re.IGNORECASE)
 
 
@@ -765,7 +768,7 @@ def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool =
         sentence = _CONNECTIVE.sub("", _clean_span(text[begin:m.start()]))
         # its subject: "I would say C, but A is also possible" -> "A"
         sentence = re.split(r"[,;:]|\b(?:but|however|though|although|yet|and)\b", sentence)[-1].strip()
-        sentence = re.sub(r"\s+(?:is|are|seems?|looks?|would\s+be|might\s+be|could\s+be)$", "", sentence, flags=re.IGNORECASE)
+        sentence = re.sub(r"\s+(?:is|are|seems?|looks?|would\s+be|might\s+be|could\s+be)$", "", sentence, flags=re.I)
         after = _clause(re.sub(r"^[\s,:;—–-]+", "", text[m.end():]))
         for alternative in (sentence, after):
             got = reader.span(alternative) if alternative.strip() else None
