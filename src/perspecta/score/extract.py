@@ -339,18 +339,40 @@ class _ChoiceReader(_Reader):
                 if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e))
                        for s, e in where)}
 
+    @functools.cached_property
+    def _cores(self) -> dict[str, set[str]]:
+        """Option label -> the words that set the option apart: those of its head (or whole text) minus
+        little words and the vocabulary of the option set (words in more than half of the options, e.g.
+        "face" in "They face opposite directions")."""
+        words = {lab: set(t.split()) for lab, t in self.texts.items()}
+        common = {w for w in set().union(*words.values()) if 2 * sum(w in ws for ws in words.values()) > len(words)}
+        cores = {}
+        for lab, t in self.texts.items():
+            core = set(self.heads.get(lab, t).split()) - common - _LITTLE_WORDS
+            if core:
+                cores[lab] = core
+        return cores
+
     def _short_form(self, norm: str) -> Reading:
-        """A reply of a few words that are all in exactly one option's text and name what sets it apart
-        ("Clockwise." for "Clockwise (seen from above)", "Right." for "to their own right", "No." for
-        "No, the image is not in its canonical orientation"); words shared by every option decide nothing."""
-        words = norm.split()
-        if not words or len(words) > 3 or set(words) & _NOT_SHORT_FORM:
+        """A reply of a few words that names what sets exactly one option apart, and at least half of it,
+        keeping its negation ("Clockwise." for "Clockwise (seen from above)", "Right." for "to their own
+        right", "Sideways." for "Turned sideways, perpendicular to the camera", "No." for "No, the image
+        is not in its canonical orientation"); never "Rotation." for "No rotation"."""
+        words = set(norm.split())
+        if not words or len(norm.split()) > 3 or words & _NOT_SHORT_FORM or re.search(r"\d", norm):
             return None
-        fits = [lab for lab, t in self.texts.items() if set(words) <= set(t.split())]
+        fits = {}
+        for lab, core in self._cores.items():
+            said = words - _LITTLE_WORDS - (set(self.texts[lab].split()) - core - _NEGATORS)
+            if said and said <= core:
+                fits[lab] = said
         if len(fits) != 1:
-            return None
-        shared = set.intersection(*(set(t.split()) for t in self.texts.values())) if len(self.texts) > 1 else set()
-        return fits[0] if set(words) - shared else None
+            return None  # "Same." fits "the same direction" and "partially the same direction"
+        lab, said = fits.popitem()
+        if re.search(r"\d", self.texts[lab]):
+            return None  # an option with a number is read only as written
+        negators = set(self.heads.get(lab, self.texts[lab]).split()) & _NEGATORS
+        return lab if 2 * len(said) >= len(self._cores[lab]) and negators <= words else None
 
     @functools.cached_property
     def heads(self) -> dict[str, str]:
@@ -444,6 +466,9 @@ class _ChoiceReader(_Reader):
         return found.pop() if found else None
 
 
+_LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
+                 "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
+_NEGATORS = {"no", "not", "cannot", "never", "without"}
 _NOT_SHORT_FORM = {"either", "neither", "both", "none", "not", "nor", "or", "and", "all", "any", "cannot", "maybe"}
 _YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no",
         # the same answer in the languages multilingual models fall back to
