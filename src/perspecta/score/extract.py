@@ -377,10 +377,14 @@ class _ChoiceReader(_Reader):
     @functools.cached_property
     def heads(self) -> dict[str, str]:
         """Option label -> the option's head, the words before its first comma, colon or bracket ("No" of
-        "No, the object has not rotated"), for heads that no other option shares."""
+        "No, the object has not rotated"), for heads that no other option shares and whose rest only
+        elaborates: "Flip horizontally (mirror left-right), then rotate 90 degrees" has a second step,
+        so "Flip horizontally." is not that option."""
         raw = {o.label: normalise(re.split(r"[,:(]", o.text)[0]) for o in self.item.options if o.text}
+        rests = {o.label: o.text[len(re.split(r"[,:(]", o.text)[0]):] for o in self.item.options if o.text}
         return {lab: h for lab, h in raw.items()
-                if h and h != self.texts.get(lab) and list(raw.values()).count(h) == 1}
+                if h and h != self.texts.get(lab) and list(raw.values()).count(h) == 1
+                and not re.search(r"\b(?:then|and|plus|followed\s+by)\b", rests[lab], re.IGNORECASE)}
 
     def _leading_head(self, text: str) -> Reading:
         """A reply that opens with one option's head and a pause: "No, it has not rotated." for "No, the
