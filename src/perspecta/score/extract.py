@@ -803,6 +803,26 @@ def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool =
             got = reader.span(alternative) if alternative.strip() else None
             if got is AMBIGUOUS or (got is not None and got != answer):
                 return True
+    return implicit and _doubted(text, reader, answer)
+
+
+def _doubted(text: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether, after a sentence that gives ``answer``, a question raises another one ("It is facing away
+    from the camera. Or is it facing toward it?"); a question asked before the answer is reasoning."""
+    sentences = [s for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if s.strip()]
+    given = False
+    for s in sentences:
+        if s.rstrip().endswith("?"):
+            if given:
+                asked = re.sub(r"^(?:or|and|but)?\s*(?:is\s+it|could\s+it\s+be|would\s+it\s+be|maybe|perhaps)?\s*",
+                               "", _clean_span(s.rstrip(" ?")), flags=re.I)
+                got = reader.span(asked) if asked else None
+                if got is None:
+                    got = reader.bare(asked)
+                if got is AMBIGUOUS or (got is not None and got != answer):
+                    return True
+        elif not given:
+            given = reader.lead(s) == answer or reader.bare(s) == answer
     return False
 
 
