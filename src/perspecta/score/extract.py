@@ -229,7 +229,10 @@ class _Reader:
             got = self.conclusion(m.group(1))
             if got is not None:
                 return got
-        return self.last_line(line)
+        got = self.last_line(line)
+        if got is None and ":" in line:  # "After careful analysis: No", "Verdict: C"
+            got = self.last_line(line.rsplit(":", 1)[1].strip())
+        return got
 
     def last_line(self, line: str) -> Reading:
         return None
