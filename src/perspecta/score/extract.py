@@ -12,8 +12,9 @@ that finds an answer decides:
 3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
    correct option is``, ``I choose``;
 4. ``\\boxed{…}``;
-5. the answer position: a reply that *starts* with a label, option text or yes/no, or
-   whose last line is only the answer or a conclusion ("so C", "therefore, no");
+5. the answer position: a reply that *starts* with a label, option text (or its short form:
+   "Clockwise." for "Clockwise (seen from above)") or yes/no, or whose last line is only the
+   answer or a conclusion ("so C", "therefore, no");
 6. bare option text: exactly one option (or, for open items, one candidate) named
    without negation in a sentence that asserts it (not a question, condition or hypothesis:
    "If it were facing the camera…" names no answer).
@@ -77,9 +78,9 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
-    text = re.sub(r"n't\b", " not", text)
+    text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
-    text = re.sub(r"\btowards\b", "toward", text)  # "doesn't need C" keeps its negation once apostrophes go
+    text = re.sub(r"\btowards\b", "toward", text)
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = text.translate(_PUNCT)
     words = []
