@@ -285,7 +285,7 @@ class _ChoiceReader(_Reader):
     def _leading_label(self, text: str, *, strict: bool) -> Reading:
         """A label at the very start of ``text``; ``strict`` (reply start) also requires it to be followed
         by punctuation, the end or a connective, so "A car is…" and "I think…" are not labels."""
-        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+)?(?:option|choice|letter|image|view|picture)?\s*:?\s*", "", text,
+        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+)?(?:option|choice|letter|image|view|picture|candidate)?\s*:?\s*", "", text,
                       flags=re.IGNORECASE)  # "Option B", "It's C", "It is option C"
         m = _LABEL_AT.match(text)
         if not m:
@@ -738,6 +738,18 @@ def _span(reader: _Reader, span: str) -> Reading:
     return got
 
 
+def _after_tags(body: str, reader: _Reader) -> Reading:
+    """The ``<answer>`` tags' reading, unless a second thought after the last one takes it back
+    ("<answer>C</answer> Wait, it's D.")."""
+    tags = list(_TAG.finditer(body))
+    got = _combine([_span(reader, m.group(1)) for m in tags])
+    if got is not None and got is not AMBIGUOUS:
+        after = _strip_markup(body[tags[-1].end():]).strip()
+        if after and _taken_back(after, reader, got, implicit=False):
+            return AMBIGUOUS
+    return got
+
+
 def parse(response: str | None, item: Item) -> Parse:
     """Read ``response`` for ``item`` by the grammar in the module docstring."""
     if response is None or not response.strip():
@@ -746,7 +758,7 @@ def parse(response: str | None, item: Item) -> Parse:
     body = _body(response)
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
-        ("tag", lambda: _combine([_span(reader, s) for s in _TAG.findall(body)])),
+        ("tag", lambda: _after_tags(body, reader)),
         ("json", lambda: _combine([_span(reader, v) for v in _json_values(body)])),
         ("phrase", lambda: _phrases(text(), reader)),
         ("boxed", lambda: _combine([_span(reader, s) for s in _BOXED.findall(body)])),
