@@ -714,17 +714,20 @@ def _json_values(text: str) -> list[str]:
     return out
 
 
-_HYPOTHETICAL = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case|would|could|might|may|"
-                           r"should)\b"
-                           r"|^\W*were\b", re.IGNORECASE)
+_CONDITION = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case)\b|^\W*were\b", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:would|could|might|may|should)\b", re.IGNORECASE)
 
 
 def _asserted(text: str) -> str:
-    """The sentences of ``text`` that assert something: a bare mention in a question ("Is it facing
-    away?"), a condition or a hypothesis ("If it were facing the camera…", "Facing the camera would
-    show…", "I need to check whether…") is reasoning, not an answer."""
-    sentences = re.split(r"(?<=[.!?;])\s+|\n+", text)
-    return "\n".join(s for s in sentences if s.strip() and not s.rstrip().endswith("?") and not _HYPOTHETICAL.search(s))
+    """The parts of ``text`` that assert something: a bare mention in a question ("Is it facing
+    away?"), in a sentence that states a condition ("If it were facing the camera, …", "I need to check
+    whether…") or in a clause with a modal ("Facing the camera would show…") is reasoning, not an
+    answer; the sentence's other clauses still count ("It faces away from the camera, which would …")."""
+    kept = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        if sentence.strip() and not sentence.rstrip().endswith("?") and not _CONDITION.search(sentence):
+            kept.append(",".join(c for c in re.split(r"[,:—–]", sentence) if not _MODAL.search(c)))
+    return "\n".join(kept)
 
 
 def _span(reader: _Reader, span: str) -> Reading:
