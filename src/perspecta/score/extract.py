@@ -12,15 +12,19 @@ that finds an answer decides:
 3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
    correct option is``, ``I choose``;
 4. ``\\boxed{…}``;
-5. the answer position: a reply that *starts* with a label, option text or yes/no, or
-   whose last line is only the answer or a conclusion ("so C", "therefore, no");
+5. the answer position: a reply that *starts* with a label, option text (or its short form:
+   "Clockwise." for "Clockwise (seen from above)") or yes/no, or whose last line is only the
+   answer or a conclusion ("so C", "therefore, no");
 6. bare option text: exactly one option (or, for open items, one candidate) named
-   without negation anywhere in the reply.
+   without negation in a sentence that asserts it (not a question, condition or hypothesis:
+   "If it were facing the camera…" names no answer).
 
 A level that finds two or more different answers, or a hedge ("A or B", "yes and no",
-"not sure"), makes the reply ``unparsed``: counted wrong, never guessed; so does an answer of
-the two implicit levels (5, 6) that the reply takes back ("A. Actually, wait — B.", "so C…
-though perhaps A"). Option letters
+"not sure", "Maybe C", "about 3", "<answer>2?</answer>"), makes the reply ``unparsed``: counted
+wrong, never guessed; so does an answer of the two implicit levels (5, 6) that the reply takes
+back ("A. Actually, wait — B.", "so C… though perhaps A"), and an explicit one followed by a
+second thought or a live alternative ("Answer: C. Wait, …", "However, D is also plausible").
+Option letters
 count only as standalone tokens in an answer position, so reasoning that mentions other
 options ("Option A and option C do not match") never overrides an explicit answer.
 """
@@ -66,13 +70,18 @@ class Parse:
     rule: str  # one of LEVELS, "ambiguous:<level>" or "none"
 
 
+_COUNTER = re.compile(r"\b(?:counter|anti)[\s-]?clockwise\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 
 
 @functools.lru_cache(maxsize=1 << 16)  # option texts and short answers repeat across items
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
-    text = text.lower().replace("°", " degrees ")
+    text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
+    text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
+    text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
+    text = re.sub(r"\btowards\b", "toward", text)
+    text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = text.translate(_PUNCT)
     words = []
     for w in text.split():
@@ -91,10 +100,10 @@ _JSON = re.compile(r"""["'](?:final[ _]?)?answer["']\s*:\s*(?:"([^"\n]*)"|'([^'\
                    re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
-    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final)\s+(?:option|choice)\b"
-    r"|\b(?:the\s+|my\s+)?(?:answer|choice|guess)\b)"
-    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be)\s*:?|[:=]|\s[-–—](?=\s))\s*([^\n]*)"
-    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for)\b:?\s*([^\n]*)",
+    r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
+    r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b|答案|回答)"
+    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé]|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
     re.IGNORECASE,
 )
 _FINAL = re.compile(r"\bfinal\s+(?:answer|option|choice)\b", re.IGNORECASE)
@@ -102,13 +111,20 @@ _CONCLUSION = re.compile(r"(?:^|[\s,;:.(])(?:so|therefore|thus|hence)\b,?\s*(?:i
                          r"([^\n]*)$", re.IGNORECASE)
 _HEDGE_LEAD = re.compile(
     r"^(?:(?:i\s+(?:think|believe|guess|would\s+say)|i'd\s+say|it(?:'s|\s+is)\s+(?:probably|likely)|"
-    r"probably|likely|most\s+likely|definitely|clearly|certainly|maybe|perhaps|my\s+guess\s*:?|"
+    r"probably|likely|most\s+likely|definitely|clearly|certainly|"
     r"sure|okay|ok|well|hmm+|alright|(?:based\s+on|looking\s+at|from|in)\s+(?:the|this|these|both)\s+"
     r"(?:images?|pictures?|frames?|scenes?|views?))[\s,:!.]+)+", re.IGNORECASE)
+# A tentative opening offers an answer without committing to it ("Maybe C", "I'd lean towards B").
+_TENTATIVE = re.compile(
+    r"^(?:maybe|perhaps|possibly|conceivably|(?:it\s+)?(?:might|could|may)\s+be|"
+    r"i(?:'d|\s+would)?\s+lean|leaning|i(?:'m|\s+am)\s+leaning|i(?:'d|\s+would)\s+tentatively|tentatively)\b",
+    re.IGNORECASE)
 _DECLINE = re.compile(
-    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|can'?t\s+(?:tell|say|determine|be\s+sure)|"
-    r"cannot\s+(?:tell|say|determine|be\s+sure)|impossible\s+to\s+(?:tell|say|determine|know)|hard\s+to\s+(?:tell|say)|"
-    r"unclear|no\s+way\s+to\s+(?:tell|know)|(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
+    r"\b(?:no\s+idea|no\s+clue|not\s+sure|unsure|uncertain|don'?t\s+know|do\s+not\s+know|not\s+certain|"
+    r"(?:can'?t|cannot)\s+(?:tell|say|determine|be\s+(?:sure|certain))|impossible\s+to\s+(?:tell|say|determine|know)|"
+    r"hard\s+to\s+(?:tell|say)|unclear|unknown|no\s+way\s+to\s+(?:tell|know)|"
+    r"too\s+\w+\s+to\s+(?:tell|say|judge|be\s+sure|determine)|"
+    r"(?:yes|no)\s+(?:and|or|/)\s+(?:yes|no)|either\s+way|both\s+(?:yes|no))\b",
     re.IGNORECASE)
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\binstead\s+of|\bunlike|\brule\s+out|"
                        r"\bruled\s+out|\beliminate|\bexclude|\bneither)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
@@ -122,6 +138,10 @@ def _strip_markup(text: str) -> str:
     text = re.sub(r"\*\*|__|`+", "", text)
     text = re.sub(r"(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)", "", text)
     text = re.sub(r"^[ \t]*(?:#+|>+|[-•]\s)[ \t]*", "", text, flags=re.MULTILINE)
+    # a Markdown table: rule lines go, a row's cells read as "cell: cell" ("| Answer | C |" -> "Answer: C")
+    text = re.sub(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|?)+[ \t]*$", "", text, flags=re.MULTILINE)
+    text = re.sub(r"^[ \t]*\|(.*)\|[ \t]*$", lambda m: ": ".join(c.strip() for c in m.group(1).split("|")), text,
+                  flags=re.MULTILINE)
     return text
 
 
@@ -138,6 +158,12 @@ def _body(response: str) -> str:
     return text
 
 
+def _tentative(span: str) -> bool:
+    """Whether a span opens by offering its answer tentatively ("Maybe C", "It might be B", "I'd lean towards A")."""
+    span = _strip_markup(span).strip().strip(" \t\"'“”‘’[]{}")
+    return bool(_TENTATIVE.match(span) or _TENTATIVE.match(_HEDGE_LEAD.sub("", span)))
+
+
 def _clean_span(span: str) -> str:
     span = _strip_markup(span).strip()
     span = re.sub(r"^\\text\{(.*)\}$", r"\1", span)
@@ -148,7 +174,7 @@ def _clean_span(span: str) -> str:
 
 def _clause(text: str) -> str:
     """The text up to the end of its first sentence or line."""
-    m = re.search(r"[.!?;\n](?:\s|$)|\n", text)
+    m = re.search(r"(?:(?<!\.)\.|[!?;\n])(?:\s|$)|\n", text)  # "..." goes on: "C... or D" is one clause
     return text[: m.start()] if m else text
 
 
@@ -157,6 +183,23 @@ def _negated(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 40):start]
     return bool(_NEGATION.search(before) or re.search(r"\bno\s+$", before, re.IGNORECASE)
                 or _AFTER_NEGATIVE.match(text[end:end + 30]))
+
+
+_INEXACT = re.compile(r"(?:\b(?:about|approximately|approx|roughly|around|nearly|almost|circa|some|between|from)"
+                      r"|\d\s*(?:-|to|and|or))\s*$")
+
+
+def _compound_direction(norm: str, start: int, end: int) -> bool:
+    """Whether a direction is half of a compound one ("back left", "front-left", "right rear")."""
+    word = r"(?:left|right|back|rear|front|forward|behind)"
+    return bool(re.fullmatch(word, norm[start:end]) and (
+        re.search(rf"\b{word}[\s-]*$", norm[max(0, start - 10):start])
+        or re.match(rf"[\s-]*{word}\b", norm[end:end + 10])))
+
+
+def _inexact(norm: str, start: int) -> bool:
+    """Whether a number at norm[start] is an estimate or a range end ("about 3", "between 90 and 135")."""
+    return norm[start:start + 1].isdigit() and bool(_INEXACT.search(norm[max(0, start - 20):start]))
 
 
 # ---------------------------------------------------------------------- readers per answer type
@@ -174,26 +217,41 @@ class _Reader:
     def lead(self, text: str) -> Reading:
         return None
 
+    def conclusion(self, span: str) -> Reading:
+        """What a conclusion inside prose ("…, so C") names."""
+        return self.span(span)
+
     def tail(self, line: str) -> Reading:
         """A reply's last line: a conclusion phrase ("so the answer is X") read as a span,
         else the format's own reading of a line that is nothing but an answer."""
         line = _clean_span(line)
         m = _CONCLUSION.search(line)
         if m:
-            got = self.span(m.group(1))
+            got = self.conclusion(m.group(1))
             if got is not None:
                 return got
-        return self.last_line(line)
+        got = self.last_line(line)
+        if got is None and ":" in line:  # "After careful analysis: No", "Verdict: C"
+            got = self.last_line(line.rsplit(":", 1)[1].strip())
+        return got
 
     def last_line(self, line: str) -> Reading:
         return None
+
+    def opens(self, line: str) -> Reading:
+        """The answer a line states by itself, outside any answer phrase ("D.", "Yes, it is.")."""
+        return self.last_line(line)
+
+    def lists(self, lines: list[str]) -> bool:
+        """Whether the reply's lines enumerate several answers (the options quoted back) rather than pick one."""
+        return False
 
     def bare(self, text: str) -> Reading:
         return None
 
 
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*])")
-_LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
+_LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?\.?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
@@ -227,7 +285,8 @@ class _ChoiceReader(_Reader):
     def _leading_label(self, text: str, *, strict: bool) -> Reading:
         """A label at the very start of ``text``; ``strict`` (reply start) also requires it to be followed
         by punctuation, the end or a connective, so "A car is…" and "I think…" are not labels."""
-        text = re.sub(r"^(?:option|choice|letter|image|view|picture)\s*:?\s*", "", text, flags=re.IGNORECASE)
+        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+)?(?:option|choice|letter|image|view|picture|candidate)?\s*:?\s*", "", text,
+                      flags=re.IGNORECASE)  # "Option B", "It's C", "It is option C"
         m = _LABEL_AT.match(text)
         if not m:
             return None
@@ -236,20 +295,25 @@ class _ChoiceReader(_Reader):
         if lab not in self.labels:
             return None
         rest = text[m.end():]
+        if re.fullmatch(rf"(?:[\s,.;!]+\(?{lab}\)?)+[.!]?\s*", rest):
+            return lab  # "C C C", "C. C.": one answer repeated
         if raw.islower() and not re.match(r"^(?:$|[.:)\]]|\s*\n|\s*$)", rest):
             return None  # a lower-case "a"/"b" is a label only when alone
-        bracketed = m.group(0).startswith(("(", "[")) and m.group(0).endswith((")", "]"))
+        bracketed = m.group(0).endswith((")", "]"))  # "(C)", "[C]", "C)": a label, never a word
         if not bracketed and (strict or lab in ("A", "I")) and not _LEAD_FOLLOW.match(rest):
             return None  # "A car…", "I cannot…": an article or a pronoun, not a label
         if _AFTER_NEGATIVE.match(rest):
             return None  # "B is wrong"
-        clause = _clause(rest)
+        follow_text = re.sub(r"^[\s.:)\]\-–—]+", "", rest)
+        follow = normalise(_clause(follow_text))  # the text after "B. "
+        own = self.texts.get(lab, "\0")
+        # "C. <C's text>… or toward it": the option's own sentence is the answer's clause
+        clause = _clause(follow_text) if follow.startswith(own) else _clause(rest)
         affirmed = re.sub(r"(?:\bnot\b|n't\b|\bnever\b).*", "", clause, flags=re.IGNORECASE)
         if re.search(r"\bor\b|/", affirmed, re.IGNORECASE) or self._other_labels(clause, lab):
             return AMBIGUOUS
-        follow = normalise(re.sub(r"^[\s.:)\]\-–—]+", "", clause))
         for other, t in self.texts.items():
-            if other != lab and follow.startswith(t) and not follow.startswith(self.texts.get(lab, "\0")):
+            if other != lab and follow.startswith(t) and not follow.startswith(own):
                 return AMBIGUOUS  # "B. Facing toward the camera" when that is A's text
         return lab
 
@@ -276,13 +340,80 @@ class _ChoiceReader(_Reader):
     def _affirmed(self, text: str) -> set[str]:
         norm = normalise(text)
         return {lab for lab, where in self._mentions(text).items()
-                if any(not _negated(norm, s, e) for s, e in where)}
+                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e))
+                       for s, e in where)}
 
-    def _leading_text(self, text: str) -> Reading:
+    @functools.cached_property
+    def _cores(self) -> dict[str, set[str]]:
+        """Option label -> the words that set the option apart: those of its head (or whole text) minus
+        little words and the vocabulary of the option set (words in more than half of the options, e.g.
+        "face" in "They face opposite directions")."""
+        words = {lab: set(t.split()) for lab, t in self.texts.items()}
+        common = {w for w in set().union(*words.values()) if 2 * sum(w in ws for ws in words.values()) > len(words)}
+        cores = {}
+        for lab, t in self.texts.items():
+            core = set(self.heads.get(lab, t).split()) - common - _LITTLE_WORDS
+            if core:
+                cores[lab] = core
+        return cores
+
+    def _short_form(self, norm: str) -> Reading:
+        """A reply of a few words that names what sets exactly one option apart, and at least half of it,
+        keeping its negation ("Clockwise." for "Clockwise (seen from above)", "Right." for "to their own
+        right", "Sideways." for "Turned sideways, perpendicular to the camera", "No." for "No, the image
+        is not in its canonical orientation"); never "Rotation." for "No rotation"."""
+        words = set(norm.split())
+        if not words or len(norm.split()) > 3 or words & _NOT_SHORT_FORM or re.search(r"\d", norm):
+            return None
+        fits = {}
+        for lab, core in self._cores.items():
+            said = words - _LITTLE_WORDS - (set(self.texts[lab].split()) - core - _NEGATORS)
+            if said and said <= core:
+                fits[lab] = said
+        if len(fits) != 1:
+            return None  # "Same." fits "the same direction" and "partially the same direction"
+        lab, said = fits.popitem()
+        if re.search(r"\d", self.texts[lab]):
+            return None  # an option with a number is read only as written
+        negators = set(self.heads.get(lab, self.texts[lab]).split()) & _NEGATORS
+        return lab if 2 * len(said) >= len(self._cores[lab]) and negators <= words else None
+
+    @functools.cached_property
+    def heads(self) -> dict[str, str]:
+        """Option label -> the option's head, the words before its first comma, colon or bracket ("No" of
+        "No, the object has not rotated"), for heads that no other option shares and whose rest only
+        elaborates: "Flip horizontally (mirror left-right), then rotate 90 degrees" has a second step,
+        so "Flip horizontally." is not that option."""
+        raw = {o.label: normalise(re.split(r"[,:(]", o.text)[0]) for o in self.item.options if o.text}
+        rests = {o.label: o.text[len(re.split(r"[,:(]", o.text)[0]):] for o in self.item.options if o.text}
+        return {lab: h for lab, h in raw.items()
+                if h and h != self.texts.get(lab) and list(raw.values()).count(h) == 1
+                and not re.search(r"\b(?:then|and|plus|followed\s+by)\b", rests[lab], re.IGNORECASE)}
+
+    def _leading_head(self, text: str) -> Reading:
+        """A reply that opens with one option's head and a pause: "No, it has not rotated." for "No, the
+        object has not rotated"; another option's head, or "or", in the same clause makes it no answer."""
+        m = re.match(r"\s*([^,.:;!?\n(]+)(?:[,.:;!]|$)", text)
+        lab = next((lab for lab, h in self.heads.items() if m and normalise(m.group(1)) == h), None)
+        if lab is None:
+            return None
+        clause = _clause(text[m.end():])
+        others = {h for other, h in self.heads.items() if other != lab}
+        names_other = any(re.search(rf"(?<!\w){re.escape(h)}(?!\w)", normalise(clause)) for h in others)
+        if re.search(r"\bor\b", clause, re.IGNORECASE) or _DECLINE.search(clause) or names_other or (
+                self._affirmed(clause) - {lab}):
+            return AMBIGUOUS
+        return lab
+
+    def _leading_text(self, text: str, *, short: bool = True) -> Reading:
+        """An option text at the start of ``text``; ``short``: also a whole reply or span in short form."""
         norm = normalise(text)
         starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
         if not starts:
-            return None
+            got = self._leading_head(text)
+            if got is None and short and normalise(_clause(text)) == norm:
+                got = self._short_form(norm)
+            return got
         lab = max(starts, key=lambda lab: len(self.texts[lab]))
         clause = normalise(_clause(text))
         rest = clause[len(self.texts[lab]):] if clause.startswith(self.texts[lab]) else ""
@@ -292,7 +423,11 @@ class _ChoiceReader(_Reader):
 
     # -- levels
 
-    def span(self, span: str) -> Reading:
+    def conclusion(self, span: str) -> Reading:
+        return self.span(span, short=False)  # "…, so it is turned" (cut off): a short form needs a whole reply
+
+    def span(self, span: str, *, short: bool = True) -> Reading:
+        """``short``: whether a short form of an option ("Right.") may be read, as in a whole span."""
         plain = _PLAIN_LABEL.fullmatch(span)  # the common case, "C" or "(C)": no clean-up needed
         if plain and plain.group(1).upper() in self.labels and (plain.group(1).isupper() or len(span.strip()) <= 2):
             return plain.group(1).upper()
@@ -302,7 +437,7 @@ class _ChoiceReader(_Reader):
         got = self._leading_label(span, strict=False)
         if got is not None:
             return got
-        got = self._leading_text(span)
+        got = self._leading_text(span, short=short)
         if got is not None:
             return got
         clause = _clause(span)
@@ -319,10 +454,15 @@ class _ChoiceReader(_Reader):
         return got if got is not None else self._leading_text(text)
 
     def last_line(self, line: str) -> Reading:
-        if re.fullmatch(r"(?:option\s*)?\(?[A-Za-z]\)?[.!]?", line, re.IGNORECASE) or (
-                normalise(line) in self.texts.values()):
+        m = re.fullmatch(r"(?:option\s*)?\(?([A-Za-z])\)?(?:[.!]?|[.:)]?\s+(.*))", line, re.IGNORECASE)
+        labelled = m is not None and m.group(1).upper() in self.labels and (
+            m.group(2) is None or normalise(m.group(2)) == self.texts.get(m.group(1).upper()))
+        if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
         return None
+
+    def lists(self, lines: list[str]) -> bool:
+        return len({self._leading_label(_clean_span(ln), strict=True) for ln in lines} - {None, AMBIGUOUS}) > 1
 
     def bare(self, text: str) -> Reading:
         found = self._affirmed(text)
@@ -334,27 +474,41 @@ class _ChoiceReader(_Reader):
         return found.pop() if found else None
 
 
-_YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no"}
-_YN_WORD = re.compile(r"\b(yes|yeah|yep|true|no|nope|false)\b", re.IGNORECASE)
+_LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
+                 "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
+_NEGATORS = {"no", "not", "cannot", "never", "without"}
+_NOT_SHORT_FORM = {"either", "neither", "both", "none", "not", "nor", "or", "and", "all", "any", "cannot", "maybe"}
+_YES = {"yes": "yes", "yeah": "yes", "yep": "yes", "true": "yes", "no": "no", "nope": "no", "false": "no",
+        # the same answer in the languages multilingual models fall back to
+        "sí": "yes", "si": "yes", "oui": "yes", "ja": "yes", "是": "yes", "是的": "yes", "对": "yes",
+        "non": "no", "nein": "no", "否": "no", "不是": "no", "不": "no"}
+_ENGLISH_YN = {"yes", "yeah", "yep", "true", "no", "nope", "false"}
+_YN = "|".join(sorted(map(re.escape, _YES), key=len, reverse=True))
+_YN_WORD = re.compile(rf"\b({_YN})\b", re.IGNORECASE)
 
 
 class _YesNoReader(_Reader):
     def _word_at_start(self, text: str) -> Reading:
-        m = re.match(r"\(?(yes|yeah|yep|true|no|nope|false)\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
+        m = re.match(rf"\(?({_YN})\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
         if not m:
             return None
         value = _YES[m.group(1).lower()]
         rest = m.group(2)
+        if m.group(1).lower() not in _ENGLISH_YN and not re.match(r"\s*(?:[.!,;:。，！]|$)", rest):
+            return None  # "Non-canonical…": another language's word counts only standing alone
         if value == "no" and re.match(r"\s+[a-z]", rest) and not re.match(
                 r"\s+(?:it|they|the|this|that|there|he|she|i|we|you|because|since|as|not)\b", rest, re.IGNORECASE):
             return None  # "No sheep is visible", "No objects…": a determiner, not the answer
-        clause = _clause(rest)
+        clause = re.sub(r"\bno\s+(?:doubt|question)\b", "", _clause(rest), flags=re.IGNORECASE)  # "Yes - no doubt"
         opposite = {_YES[w.lower()] for w in _YN_WORD.findall(clause)} - {value}
         if opposite and value == "yes" and not re.search(r"\bno\b", clause, re.IGNORECASE):
             opposite = set()  # "Yes, there is no doubt": a later "no" is not the other answer unless bare
         if opposite or re.search(r"\bor\b", clause, re.IGNORECASE):
             return AMBIGUOUS
         return value
+
+    def opens(self, line: str) -> Reading:
+        return self._word_at_start(line)
 
     def _declines(self, text: str) -> bool:
         return bool(_DECLINE.search(_clause(text)))
@@ -380,16 +534,26 @@ class _YesNoReader(_Reader):
         text = _clean_span(text)
         if self._declines(text):
             return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
-        return self._word_at_start(text)
+        got = self._word_at_start(text)
+        if got is None:
+            return None
+        # a later sentence that opens with the other answer: "Yes, it moved left. No, it did not move forward."
+        later = re.split(r"(?<=[.!?;])\s+|\n+", text)[1:]
+        if any(self._word_at_start(_clean_span(s)) not in (None, got) for s in later):
+            return AMBIGUOUS
+        return got
 
     def last_line(self, line: str) -> Reading:
-        if re.fullmatch(r"\(?(?:yes|no|yeah|yep|nope|true|false)\)?[.!]?", line, re.IGNORECASE):
-            return _YES[re.sub(r"\W", "", line).lower()]
+        for part in (line, re.split(r"(?<=[.!?;])\s+", line.strip())[-1]):  # the line, or its last sentence
+            if re.fullmatch(rf"\(?(?:{_YN})\)?[.!]?", part.strip(), re.IGNORECASE):
+                return _YES[re.sub(r"[\s().!]", "", part).lower()]
         return None
 
 
-_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b|^none\b")
-_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d")
+_NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b"
+                         r"|^none\b|^no\s+\w+s$")
+_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d"
+                    r"|\d\s+or\s+(?:more|fewer|less)\b")
 
 
 class _OpenReader(_Reader):
@@ -403,7 +567,9 @@ class _OpenReader(_Reader):
         norm = normalise(text)
         if self.numeric:
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
-            if "0" in self.candidates and _NONE_COUNT.search(norm):
+            if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
+                return named | {"<estimate>"}  # "about 3", "2-3" name no single count
+            if "0" in self.candidates and _NONE_COUNT.search(norm) and not _DECLINE.search(norm):
                 named.add("0")  # "there are no chairs", "none": a count of zero
             if named and _BOUND.search(norm):
                 return named | {"<bound>"}  # "at least 3" names no single count
@@ -416,26 +582,29 @@ class _OpenReader(_Reader):
         for c, where in hits.items():
             inside = any(o != c and len(o) > len(c) and any(os_ <= s and e <= oe for os_, oe in hits[o] for s, e in where)
                          for o in hits)
-            if not inside and any(not _negated(norm, s, e) for s, e in where):
+            if not inside and any(not (_negated(norm, s, e) or _compound_direction(norm, s, e)) for s, e in where):
                 named.add(c)
         return named
 
     def span(self, span: str, *, free_words: int = MAX_OPEN_WORDS) -> Reading:
         """``free_words``: how long a span naming no candidate may be and still be read as the answer."""
         span = _clean_span(span)
-        if not span or re.match(r"(?:not|none)\b", span, re.IGNORECASE):
+        zero = self.numeric and "0" in self.candidates and re.match(r"(?:none|no\s+\w+)\W*$", span, re.IGNORECASE)
+        if not span or (re.match(r"(?:not|none)\b", span, re.IGNORECASE) and not zero):
             return None
+        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate)\b", span, re.I):
+            return AMBIGUOUS
         clause = _clause(span) or span
         if re.search(r"\bor\b|\beither\b|/", clause, re.IGNORECASE):
             return AMBIGUOUS
         norm = normalise(clause)
         if norm in self.candidates:
-            return norm
+            return self.candidates[norm]  # the candidate as the item spells it ("TV", not "tv")
         named = self._named(clause)
         if len(named) > 1:  # "chair (next to the lamp)": naming two candidates is no single answer
             return AMBIGUOUS
         if named:
-            return named.pop()
+            return self._spelled(named.pop())
         if self.numeric:
             return None
         return norm if 0 < len(norm.split()) <= free_words else None
@@ -462,7 +631,10 @@ class _OpenReader(_Reader):
         named = self._named(text)
         if len(named) > 1:
             return AMBIGUOUS
-        return named.pop() if named else None
+        return self._spelled(named.pop()) if named else None
+
+    def _spelled(self, norm: str) -> str:
+        return self.candidates.get(norm, norm)
 
 
 def _reader(item: Item) -> _Reader:
@@ -496,13 +668,34 @@ def _innermost(m: re.Match[str]) -> str:
 
 
 def _phrases(text: str, reader: _Reader) -> Reading:
+    """The explicit answer phrases' reading (a ``final answer`` outranks a plain one), unless the reply
+    takes it back after the last of them ("Answer: C. Wait, looking again, …")."""
     matches = list(_PHRASE.finditer(text))
     final = [m for m in matches if _FINAL.search(m.group(0)[:40])]
     for group in (final, matches):
-        got = _combine([reader.span(_innermost(m)) for m in group])
+        got = _combine([_span(reader, _innermost(m)) for m in group])
         if got is not None:
+            last = group[-1]
+            after = text[last.start(1) if last.group(1) is not None else last.start(2):]  # the answer on
+            if got is not AMBIGUOUS and after.strip() and _taken_back(after.strip(), reader, got, implicit=False):
+                return AMBIGUOUS
+            if got is not AMBIGUOUS and group is not final and _contradicted(text, reader, got):
+                return AMBIGUOUS
             return got
     return None
+
+
+def _contradicted(text: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether a line of the reply that is nothing but an answer ("D.", "C. <C's text>", "Yes.") or its
+    concluding line ("So D.") gives another answer than its explicit phrase: "C.\n…\nTherefore, the
+    answer is D." commits to neither. (A ``final answer`` is meant to supersede and is not checked.)"""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if reader.lists(lines):
+        return False  # the options quoted back are no answer
+    readings = [reader.opens(_clean_span(ln)) for ln in lines]
+    if len(lines) > 1:
+        readings.append(reader.tail(lines[-1]))
+    return any(r is not None and r is not AMBIGUOUS and r != answer for r in readings)
 
 
 def _json_values(text: str) -> list[str]:
@@ -521,6 +714,45 @@ def _json_values(text: str) -> list[str]:
     return out
 
 
+_CONDITION = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case)\b|^\W*were\b", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:would|could|might|may|should)\b", re.IGNORECASE)
+
+
+def _asserted(text: str) -> str:
+    """The parts of ``text`` that assert something: a bare mention in a question ("Is it facing
+    away?"), in a sentence that states a condition ("If it were facing the camera, …", "I need to check
+    whether…") or in a clause with a modal ("Facing the camera would show…") is reasoning, not an
+    answer; the sentence's other clauses still count ("It faces away from the camera, which would …")."""
+    kept = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        if sentence.strip() and not sentence.rstrip().endswith("?") and not _CONDITION.search(sentence):
+            kept.append(",".join(c for c in re.split(r"[,:—–]", sentence) if not _MODAL.search(c)))
+    return "\n".join(kept)
+
+
+def _span(reader: _Reader, span: str) -> Reading:
+    """One explicit span: a tentative one ("Answer: maybe C") or one put as a question ("<answer>2?</answer>")
+    commits to nothing, otherwise the format's reading."""
+    got = reader.span(span)
+    if got is None or got is AMBIGUOUS:
+        return got
+    if _tentative(span) or re.match(r"[^.!;\n]{0,60}\?", _strip_markup(span).strip()):
+        return AMBIGUOUS
+    return got
+
+
+def _after_tags(body: str, reader: _Reader) -> Reading:
+    """The ``<answer>`` tags' reading, unless a second thought after the last one takes it back
+    ("<answer>C</answer> Wait, it's D.")."""
+    tags = list(_TAG.finditer(body))
+    got = _combine([_span(reader, m.group(1)) for m in tags])
+    if got is not None and got is not AMBIGUOUS:
+        after = _strip_markup(body[tags[-1].end():]).strip()
+        if after and _taken_back(after, reader, got, implicit=False):
+            return AMBIGUOUS
+    return got
+
+
 def parse(response: str | None, item: Item) -> Parse:
     """Read ``response`` for ``item`` by the grammar in the module docstring."""
     if response is None or not response.strip():
@@ -529,12 +761,12 @@ def parse(response: str | None, item: Item) -> Parse:
     body = _body(response)
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
-        ("tag", lambda: _combine([reader.span(s) for s in _TAG.findall(body)])),
-        ("json", lambda: _combine([reader.span(v) for v in _json_values(body)])),
+        ("tag", lambda: _after_tags(body, reader)),
+        ("json", lambda: _combine([_span(reader, v) for v in _json_values(body)])),
         ("phrase", lambda: _phrases(text(), reader)),
-        ("boxed", lambda: _combine([reader.span(s) for s in _BOXED.findall(body)])),
+        ("boxed", lambda: _combine([_span(reader, s) for s in _BOXED.findall(body)])),
         ("position", lambda: _position(text(), reader)),
-        ("bare", lambda: reader.bare(text())),
+        ("bare", lambda: reader.bare(_asserted(text()))),
     ]
     for name, run in levels:
         got = run()
@@ -552,23 +784,64 @@ def parse(response: str | None, item: Item) -> Parse:
 # cue ("wait", "on second thought") unless what follows restates the same answer, a weak
 # one ("maybe", "though perhaps", "could also be") when what follows names another answer.
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
+                            r"looking\s+(?:again|closer|more\s+closely)|on\s+a\s+closer\s+look|"
                             r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
 _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
+# Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
+# back even an explicit answer; a mere concession ("although D might seem plausible") does not.
+_ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
+                   r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b", re.IGNORECASE)
+_CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
+                         re.IGNORECASE)
 
 
-def _taken_back(text: str, reader: _Reader, answer: Reading) -> bool:
-    """Whether ``text``, whose position reads ``answer``, hedges it or revises it afterwards
-    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.")."""
-    asked = re.match(r"^([^\n?.!;]{1,40})\?", text)
-    if asked and reader.span(asked.group(1)) == answer:
+def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool = True) -> bool:
+    """Whether ``text``, which opens with ``answer``, hedges it or revises it afterwards
+    ("A. Actually, wait, B.", "so C... though perhaps A", "Yes? No.", "C. However, D is also plausible").
+    An explicit answer (``implicit=False``) is taken back only by a second thought ("wait") or a live
+    alternative; the weak cues and an answer put as a question apply to the implicit levels."""
+    question = re.match(r"^([^\n?.!;]{1,100})\?", text) if implicit else None
+    if question and reader.span(question.group(1)) == answer:
         return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
-    for pattern, strong in ((_REVISE_STRONG, True), (_REVISE_WEAK, False)):
+    cues = ((_REVISE_STRONG, True), (_REVISE_WEAK, False)) if implicit else ((_REVISE_STRONG, True),)
+    for pattern, strong in cues:
         for m in pattern.finditer(text):
             after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
             got = reader.span(after) if after.strip() else None
             if got is AMBIGUOUS or (got is not None and got != answer) or (strong and got != answer):
                 return True
+    for m in _ALSO.finditer(text):
+        begin = max(text.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
+        sentence = _CONNECTIVE.sub("", _clean_span(text[begin:m.start()]))
+        # its subject: "I would say C, but A is also possible" -> "A"
+        sentence = re.split(r"[,;:]|\b(?:but|however|though|although|yet|and)\b", sentence)[-1].strip()
+        sentence = re.sub(r"\s+(?:is|are|seems?|looks?|would\s+be|might\s+be|could\s+be)$", "", sentence, flags=re.I)
+        after = _clause(re.sub(r"^[\s,:;—–-]+", "", text[m.end():]))
+        for alternative in (sentence, after):
+            got = reader.span(alternative) if alternative.strip() else None
+            if got is AMBIGUOUS or (got is not None and got != answer):
+                return True
+    return implicit and _doubted(text, reader, answer)
+
+
+def _doubted(text: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether, after a sentence that gives ``answer``, a question raises another one ("It is facing away
+    from the camera. Or is it facing toward it?"); a question asked before the answer is reasoning."""
+    sentences = [s for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if s.strip()]
+    given = False
+    for s in sentences:
+        if s.rstrip().endswith("?"):
+            if given:
+                asked = re.sub(r"^(?:or|and|but)?\s*(?:is\s+it|could\s+it\s+be|would\s+it\s+be|maybe|perhaps)?\s*",
+                               "", _clean_span(s.rstrip(" ?")), flags=re.I)
+                got = reader.span(asked) if asked else None
+                if got is None:
+                    got = reader.bare(asked)
+                if got is AMBIGUOUS or (got is not None and got != answer):
+                    return True
+        elif not given:
+            given = reader.lead(s) == answer or reader.bare(s) == answer
     return False
 
 
@@ -577,7 +850,11 @@ def _position(text: str, reader: _Reader) -> Reading:
     if not stripped:
         return None
     lines = [ln for ln in stripped.splitlines() if ln.strip()]
+    if reader.lists(lines):
+        return AMBIGUOUS  # "A. …\nB. …\nC. …": the options read back, no choice among them
     first = reader.lead(stripped)
+    if first is not None and _tentative(stripped):
+        return AMBIGUOUS  # "Maybe C.", "Perhaps the stove."
     last = reader.tail(lines[-1]) if len(lines) > 1 or first is None else None
     return _combine([first, last])
 
