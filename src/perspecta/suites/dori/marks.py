@@ -74,7 +74,7 @@ CONFUSABLE = frozenset({
 # as an upright dog from behind), and upside down its head tucks under the body (an
 # upside-down cat's heading could not be read); a seated or crouching person folds into a
 # ball of limbs with no upright to measure the tip against. Upright turns stay readable.
-TIP_UNREADABLE_CATEGORIES = frozenset({"cat", "dog", "horse"})
+TIP_UNREADABLE_CATEGORIES = frozenset({"cat", "dog", "horse", "figure"})  # "figure": the procedural sheep
 TIP_UNREADABLE = frozenset({
     "sh3d:reallusion/girlSittingGround", "sh3d:reallusion/sitFemale01", "sh3d:reallusion/sitFemale02",
     "sh3d:reallusion/sitMale03",
