@@ -50,7 +50,8 @@ def test_every_marked_asset_is_a_real_dori_front_asset(lib: AssetLibrary) -> Non
     if not any(a.source == "sh3d" for a in lib.all()):
         pytest.skip("Sweet Home 3D furniture not installed")
     front = {a.asset_id for a in lib.all() if a.category in FRONT_CATEGORIES and a.has_front}
-    for group in (marks.LOW_ONLY, marks.FRAME_CHAIRS, marks.MID_ONLY, tuple(marks.CONFUSABLE)):
+    for group in (marks.LOW_ONLY, marks.FRAME_CHAIRS, marks.MID_ONLY, tuple(marks.CONFUSABLE),
+                  tuple(marks.TIP_UNREADABLE)):
         missing = set(group) - front
         assert not missing, f"marks name assets DORI never uses: {sorted(missing)}"
 
@@ -66,6 +67,52 @@ def test_targets_skip_confusable_fronts_and_tubs_above_their_range(lib: AssetLib
         assert c.asset_id not in marks.LOW_ONLY and c.asset_id not in marks.CONFUSABLE
     if any(a.source == "sh3d" for a in lib.all()):
         assert seen_low, "tub chairs should still be targets, from low cameras"
+
+
+def test_planted_tip_of_an_animal_is_a_problem_and_view_record_marks_it() -> None:
+    from perspecta.world.scene import Camera
+
+    cam = Camera(position=(0.0, -3.0, 2.0), look_at=(0.0, 0.0, 0.3), fov_y=40.0, width=64, height=64)
+    dog = marks.view_record("proc:dog", cam, tipped=True, category="dog")
+    assert dog["tip_readable"] is False
+    assert any("tipped" in p for p in readability.problems({"view": dog}))
+    sitter = marks.view_record("sh3d:reallusion/sitFemale01", cam, tipped=True, category="person")
+    assert any("tipped" in p for p in readability.problems({"view": sitter}))
+    car = marks.view_record("proc:car", cam, tipped=True, category="car")
+    assert car["tip_readable"] is True and readability.problems({"view": car}) == []
+    upright = marks.view_record("proc:dog", cam, tipped=False, category="dog")  # turned upright: fine
+    assert "tip_readable" not in upright and readability.problems({"view": upright}) == []
+
+
+def test_tipped_targets_skip_animals_and_seated_people_and_chesterfield_is_never_a_target(
+        lib: AssetLibrary, tmp_path: Path) -> None:
+    seen_animal_upright = False
+    for i in range(300):
+        ctx = TaskContext("dori", "compound_rotation", i, 7, lib, None, tmp_path, config={})
+        a = pick_target(ctx, cbd=False, elevation_range=ELEVATION, tipped=True)
+        assert marks.tip_readable(a.asset_id, a.category), a.asset_id
+        b = pick_target(ctx, cbd=False)
+        assert b.asset_id != "sh3d:blendswap-cc-0/winchesterArmchair"
+        u = pick_target(ctx, cbd=False, elevation_range=ELEVATION)
+        seen_animal_upright |= u.category in marks.TIP_UNREADABLE_CATEGORIES
+    assert seen_animal_upright, "animals should still be targets of upright turns"
+
+
+def test_compound_rotation_tips_only_tip_readable_targets(lib: AssetLibrary, tmp_path: Path) -> None:
+    renderer = get_renderer("gl", library=lib)
+    try:
+        tipped = 0
+        for i in range(4):
+            ctx = TaskContext("dori", "compound_rotation", i, 13, lib, renderer, tmp_path, config={"image_size": 256})
+            for item in get_task("dori", "compound_rotation").generate(ctx):
+                m = item.metadata
+                v = m["readability"]["view"]
+                if m["horizontal_axis_tip"] % 360 and m["has_front"]:
+                    tipped += 1
+                    assert v["tip_readable"] and m["category"] not in marks.TIP_UNREADABLE_CATEGORIES
+        assert tipped >= 2
+    finally:
+        renderer.close()
 
 
 def test_a_person_seen_from_behind_needs_a_wider_bin_margin() -> None:

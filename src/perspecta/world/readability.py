@@ -13,13 +13,15 @@ The record (any subset of the keys)::
      "bin_margin": {"deg": float, "bin_width": float},
      "winner_margin": {"value": float, "min": float, "unit": str},
      "view": {"elevation_deg": float, "readable_elevation": [lo, hi],
-              "front_back_confusable": bool, "mark": str, "head_on_readable": bool},
+              "front_back_confusable": bool, "mark": str, "head_on_readable": bool,
+              "tip_readable": bool},
      "contract": {...}}          # the thresholds the generator used, if not the defaults
 
 ``NAME`` is whatever the question calls the object (its role or its label).
 ``view`` (or ``{NAME: view}`` for several targets) is a target asset's readability mark: a front is read only from camera
 elevations inside ``readable_elevation`` (a tub chair's open shell looks like its back
-from above), and an asset whose front is easily taken for its back may not be asked about.
+from above), an asset whose front is easily taken for its back may not be asked about, and one
+whose heading is lost when it lies on a side or upside down (``tip_readable`` False) may not be tipped.
 """
 
 from __future__ import annotations
@@ -137,6 +139,9 @@ def problems(record: dict[str, Any] | None) -> list[str]:
             out.append(f"camera elevation {view['elevation_deg']:.1f}° outside the asset's readable range [{lo:g}, {hi:g}]°")
         if view.get("head_on_readable") is False:
             out.append(f"target shown head-on, where its front does not read (mark {view.get('mark', '?')})")
+        if view.get("tip_readable") is False:
+            out.append(f"target tipped onto a side or its back, where its heading does not read "
+                       f"(mark {view.get('mark', '?')})")
         if view.get("front_back_confusable"):
             out.append(f"target's front is easily taken for its back (mark {view.get('mark', '?')})")
     return out

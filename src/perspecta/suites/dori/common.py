@@ -130,6 +130,7 @@ def pick_target(
     ctx: TaskContext, cbd: bool, *, categories: Sequence[str] | None = None,
     cbd_real: Sequence[str] = FRONTLESS_REAL, cbd_primitives: Sequence[str] = CONTROL_CATEGORIES,
     proc_share: float = PROC_SHARE, elevation_range: tuple[float, float] | None = None, head_on: bool = False,
+    tipped: bool = False,
 ) -> AssetInfo:
     """A target asset: with a front (``cbd`` False, from ``categories``) or one whose
     answer is "Cannot be determined" (real ``cbd_real`` asset ids, or a procedural
@@ -137,7 +138,9 @@ def pick_target(
     Targets with a front leave out the assets marked front/back confusable and those
     whose front cannot be read from any camera height in ``elevation_range`` (default:
     the studio's range from the ``camera_elevation_max_deg`` knob; :mod:`.marks`); with
-    ``head_on`` only those whose front reads straight on and from straight behind."""
+    ``head_on`` only those whose front reads straight on and from straight behind; with
+    ``tipped`` (the item lays the target on a side or its back) only those whose heading
+    still reads tipped."""
     proc = bool(ctx.rng.random() < proc_share)
     if cbd:
         if proc and cbd_primitives:
@@ -150,7 +153,8 @@ def pick_target(
         wanted = elevation_range or studio_elevation(ctx)
         front = [a for a in ctx.library.all() if a.category in cats and a.has_front
                  and a.asset_id not in marks.CONFUSABLE and marks.elevation_window(a.asset_id, wanted) is not None
-                 and (not head_on or marks.head_on_readable(a.asset_id))]
+                 and (not head_on or marks.head_on_readable(a.asset_id))
+                 and (not tipped or marks.tip_readable(a.asset_id, a.category))]
         pool = [a for a in front if (a.source == "proc") == proc] or front
     if not pool:
         raise RuntimeError(f"no {'CBD' if cbd else 'front'} target assets in the library")
@@ -212,13 +216,14 @@ PERSON_BACK_DEG = 100.0  # |egocentric facing| beyond which a person's back face
 
 
 def target_view(scene: Scene, asset: AssetInfo, object_id: str = "obj0", camera: str = "main",
-                head_on: bool = False) -> dict[str, Any]:
+                head_on: bool = False, tipped: bool = False) -> dict[str, Any]:
     """``readability["view"]`` of a studio target: the asset's mark, the camera's
     elevation (validate checks it against the mark) and whether a person shows her back."""
     from perspecta.world.oracle import egocentric_facing
 
     obj, cam = scene.object(object_id), scene.camera(camera)
-    view = marks.view_record(asset.asset_id, cam, obj.has_front, head_on=head_on)
+    view = marks.view_record(asset.asset_id, cam, obj.has_front, head_on=head_on, tipped=tipped,
+                             category=obj.category)
     view["person_back"] = bool(obj.has_front and obj.category == "person"
                                and abs(float(egocentric_facing(obj, cam))) > PERSON_BACK_DEG)
     return view

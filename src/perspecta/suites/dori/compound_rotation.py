@@ -189,7 +189,10 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float, attempt: int) -> Item:
     coarse = granularity == "coarse"
-    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS, elevation_range=ELEVATION)
+    # the class fixes whether the object gets tipped; tipped targets must keep their heading
+    tipped = k is not None and (list(COARSE)[k] in ("horizontal_axis_only", "both") if coarse else PAIRS[k][1] != 0)
+    asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS, elevation_range=ELEVATION,
+                        tipped=tipped)
     scene = studio_scene(ctx, asset, granularity, n_distractors=0, elevation_range=ELEVATION)
     if k is None:
         h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
@@ -209,7 +212,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
     scene.objects.append(after)
     _reframe(scene)
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
-    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict(), "view": target_view(scene, asset)})
+    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict(), "view": target_view(scene, asset, tipped=v != 0)})
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:

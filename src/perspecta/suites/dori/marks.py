@@ -37,7 +37,7 @@ FRAME_MAX = 35.0  # highest, before the seat shows through the back and reads as
 # tubs and shells: seen from above, the inside shows over the back rim
 LOW_ONLY = (
     "sh3d:blendswap-cc-0/armchair2", "sh3d:blendswap-cc-0/designChair", "sh3d:blendswap-cc-by/armchair1",
-    "sh3d:blendswap-cc-by/fotel", "sh3d:scopia/modern_armchair", "sh3d:blendswap-cc-0/winchesterArmchair",
+    "sh3d:blendswap-cc-by/fotel", "sh3d:scopia/modern_armchair",
     "sh3d:blendswap-cc-by/leaf_chair", "sh3d:blendswap-cc-0/sillaBlanca", "sh3d:scopia/armchair1",
 )  # fmt: skip
 # open-frame and thin-shell chairs: seat and back line up at eye level
@@ -56,12 +56,34 @@ MID_ONLY = ("sh3d:blendswap-cc-0/chair", "sh3d:katorlegaz/mid-century-chair", "s
 # bicycles (handlebar and saddle overlap end-on); added after the round-3 blind judges:
 # the boxy CRT-style TV (a dark bezelled front and a dark plain back read alike from an
 # oblique view: its stand's foot was taken for the front) and a woman holding an object
-# whose twisted torso and hair hide her heading (two judges misread her turn)
+# whose twisted torso and hair hide her heading (two judges misread her turn); added after
+# round 4: the Chesterfield club armchair (its rolled back is as low as its rolled arms, so
+# from eye level its sides and its back are the same tufted drum; a careful judge took a
+# side for the back 32 degrees inside its bin)
 CONFUSABLE = frozenset({
     "sh3d:blendswap-cc-0/thonet", "sh3d:blendswap-cc-by/cafe_set_mota_chair", "sh3d:katorlegaz/VW-new-beetle",
     "sh3d:katorlegaz/concept-sedan-01v1", "sh3d:katorlegaz/concept-sedan-02", "sh3d:blendswap-cc-by/bike",
     "sh3d:scopia/bicycle", "sh3d:scopia/tv", "sh3d:reallusion/holdingFemale02",
+    "sh3d:blendswap-cc-0/winchesterArmchair",
 })  # fmt: skip
+
+# Tipped onto a side or onto their back (compound rotation tips by 90, 180 or 270 degrees),
+# these lose their heading (sheets of every tipped pose the task draws, docs/suites.md):
+# a four-legged animal on its side, seen from above, has its legs spread across the floor
+# like an upright animal seen from another side (a judge read a dog pitched 77 and rolled 90
+# as an upright dog from behind), and upside down its head tucks under the body (an
+# upside-down cat's heading could not be read); a seated or crouching person folds into a
+# ball of limbs with no upright to measure the tip against. Upright turns stay readable.
+TIP_UNREADABLE_CATEGORIES = frozenset({"cat", "dog", "horse", "figure"})  # "figure": the procedural sheep
+TIP_UNREADABLE = frozenset({
+    "sh3d:reallusion/girlSittingGround", "sh3d:reallusion/sitFemale01", "sh3d:reallusion/sitFemale02",
+    "sh3d:reallusion/sitMale03",
+})  # fmt: skip
+
+
+def tip_readable(asset_id: str, category: str) -> bool:
+    """Whether the asset's heading still reads when it lies on a side or upside down."""
+    return category not in TIP_UNREADABLE_CATEGORIES and asset_id not in TIP_UNREADABLE
 
 
 def readable_elevation(asset_id: str) -> tuple[float, float]:
@@ -108,14 +130,18 @@ def head_on_readable(asset_id: str) -> bool:
     return mark_name(asset_id) == "readable_from_above" and asset_id not in HEAD_ON_BAD
 
 
-def view_record(asset_id: str, camera: Camera, has_front: bool = True, head_on: bool = False) -> dict[str, Any]:
+def view_record(asset_id: str, camera: Camera, has_front: bool = True, head_on: bool = False,
+                tipped: bool = False, category: str = "") -> dict[str, Any]:
     """``readability["view"]`` of a target with a front: its mark, the window and the
     camera's actual elevation (validate checks that it lies inside the window); with
     ``head_on`` (the item shows it straight toward or away from the camera), whether its
-    front reads head-on too."""
+    front reads head-on too; with ``tipped`` (the item lays it on a side or its back),
+    whether its heading reads tipped (:func:`tip_readable`)."""
     lo, hi = readable_elevation(asset_id)
     out: dict[str, Any] = {"mark": mark_name(asset_id), "elevation_deg": round(float(camera_elevation(camera)), 3),
                            "readable_elevation": [lo, hi], "front_back_confusable": asset_id in CONFUSABLE and has_front}
     if head_on and has_front:
         out["head_on_readable"] = head_on_readable(asset_id)
+    if tipped and has_front:
+        out["tip_readable"] = tip_readable(asset_id, category)
     return out
