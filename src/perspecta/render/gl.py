@@ -28,6 +28,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -194,6 +195,12 @@ class _Draw:
     model: np.ndarray  # 4x4 object-to-world including scale
     instance: int
     tint: np.ndarray | None  # linear RGB
+
+    @cached_property
+    def box(self) -> np.ndarray:
+        """World-space corners (8, 3) of the mesh's box: asked by the shadow fit, the
+        scene bounds and every view's frustum test (six per panorama), computed once."""
+        return _world_box(self)
 
 
 @dataclass
@@ -628,7 +635,7 @@ class GLRenderer:
         up = np.cross(right, d)
         basis = np.stack([right, up, d])  # light-space x, y, depth along the light
         corners = np.concatenate(
-            [_world_box(dr) for dr in draws]
+            [dr.box for dr in draws]
         )
         ls = corners @ basis.T
         # where the casters' shadows reach the ground plane (z = 0) along the light
@@ -683,7 +690,7 @@ class GLRenderer:
         view_proj = clip_matrix(view.k, w, h, near, far) @ extr
         # A cube face sees a sixth of a room: skipping meshes wholly outside the view
         # leaves every pixel unchanged and saves most of the vertex work.
-        draws = [dr for dr in draws if _in_frustum(view_proj, _world_box(dr))]
+        draws = [dr for dr in draws if _in_frustum(view_proj, dr.box)]
         t = self._target(w, h)
 
         mark = timing.start()
@@ -814,7 +821,9 @@ def _mat(prog: Any, name: str, m: np.ndarray) -> None:
 
 def _in_frustum(view_proj: np.ndarray, corners: np.ndarray) -> bool:
     """False only when all ``corners`` lie beyond one clip plane (so nothing can show)."""
-    clip = np.c_[corners, np.ones(len(corners))] @ view_proj.T
+    homogeneous = np.ones((len(corners), 4))  # the values np.c_[corners, 1] gives, without its overhead
+    homogeneous[:, :3] = corners
+    clip = homogeneous @ view_proj.T
     x, y, z, w = clip.T
     return not any(np.all(c) for c in (x > w, x < -w, y > w, y < -w, z > w, z < -w))
 
@@ -824,7 +833,7 @@ def _scene_bounds(scene: Scene, draws: list[_Draw]) -> np.ndarray:
     room or ground), from which each view takes its near/far planes."""
     pts = [np.zeros((1, 3))]
     for dr in draws:
-        pts.append(_world_box(dr))
+        pts.append(dr.box)
     if scene.room is not None:
         r = scene.room
         pts.append(_box_corners(np.array([-r.width / 2, -r.depth / 2, 0.0]),
