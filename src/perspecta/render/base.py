@@ -26,8 +26,6 @@ class RenderResult:
     part of its read-back; the function holds plain arrays, never renderer state, so a
     late read gives the same values as an eager one."""
 
-    __slots__ = ("rgb", "instance", "_depth", "_make_depth")
-
     def __init__(self, rgb: np.ndarray, depth: np.ndarray | Callable[[], np.ndarray],
                  instance: np.ndarray) -> None:
         self.rgb = rgb
