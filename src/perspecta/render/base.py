@@ -6,7 +6,7 @@ levels and visibility questions never depend on which renderer made the image.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -14,12 +14,41 @@ import numpy as np
 from perspecta.world.scene import Camera, Scene
 
 
-@dataclass
 class RenderResult:
-    rgb: np.ndarray  # (H, W, 3) uint8, sRGB
-    depth: np.ndarray  # (H, W) float32; perspective: camera-frame z in metres; equirect:
-    # distance from the camera centre in metres; np.inf where nothing was hit
-    instance: np.ndarray  # (H, W) int32; 0 = background/ground/room, i + 1 = scene.objects[i]
+    """``rgb`` (H, W, 3) uint8 sRGB; ``depth`` (H, W) float32 (perspective: camera-frame z
+    in metres; equirect: distance from the camera centre in metres; np.inf where nothing
+    was hit); ``instance`` (H, W) int32 (0 = background/ground/room, i + 1 =
+    scene.objects[i]).
+
+    ``depth`` may be given as a zero-argument function: it is then computed on first
+    read and kept. Why: generation reads a render's instance layer (masks, readability)
+    but its depth only with ``--with-depth``, and a panorama's depth remap is a sizeable
+    part of its read-back; the function holds plain arrays, never renderer state, so a
+    late read gives the same values as an eager one."""
+
+    def __init__(self, rgb: np.ndarray, depth: np.ndarray | Callable[[], np.ndarray],
+                 instance: np.ndarray) -> None:
+        self.rgb = rgb
+        self.instance = instance
+        if callable(depth):
+            self._depth: np.ndarray | None = None
+            self._make_depth: Callable[[], np.ndarray] | None = depth
+        else:
+            self._depth, self._make_depth = depth, None
+
+    @property
+    def depth(self) -> np.ndarray:
+        if self._depth is None:
+            assert self._make_depth is not None
+            self._depth, self._make_depth = self._make_depth(), None
+        return self._depth
+
+    @depth.setter
+    def depth(self, value: np.ndarray) -> None:
+        self._depth, self._make_depth = value, None
+
+    def __repr__(self) -> str:
+        return f"RenderResult(rgb {self.rgb.shape}, instance {self.instance.shape})"
 
 
 class Renderer(Protocol):

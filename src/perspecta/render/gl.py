@@ -26,7 +26,9 @@ from __future__ import annotations
 import json
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -129,17 +131,15 @@ class _TexturePool:
         self._by_key: dict[bytes, list[Any]] = {}  # key -> [texture, users]
         self._keys: dict[int, bytes] = {}  # id(texture) -> key
 
-    def acquire(self, ctx: Any, rgba: np.ndarray) -> Any:
+    def acquire(self, ctx: Any, rgb: np.ndarray) -> Any:
+        """The texture of ``rgb`` (a :func:`_texture_rgb` array), uploaded on first use.
+        Keyed by the source pixels, so a repeat skips building its RGBA copy too."""
         import hashlib
 
-        import moderngl
-
-        key = hashlib.blake2b(rgba.data, digest_size=16).digest() + repr(rgba.shape).encode()
+        key = hashlib.blake2b(rgb.data, digest_size=16).digest() + repr(rgb.shape).encode()
         entry = self._by_key.get(key)
         if entry is None:
-            tex = ctx.texture((rgba.shape[1], rgba.shape[0]), 4, rgba.tobytes())
-            tex.build_mipmaps()
-            tex.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+            tex = _mipmapped_texture(ctx, rgb)
             entry = self._by_key[key] = [tex, 0]
             self._keys[id(tex)] = key
         entry[1] += 1
@@ -152,6 +152,32 @@ class _TexturePool:
         if entry[1] == 0:
             del self._by_key[key], self._keys[id(tex)]
             tex.release()
+
+
+def _texture_rgb(texture: Any) -> np.ndarray:
+    """A part's texture as a C-contiguous (H, W, 3) uint8 array (alpha is not used)."""
+    img = np.asarray(texture, dtype=np.uint8)
+    if img.ndim != 3 or img.shape[2] not in (3, 4):
+        raise ValueError(f"texture must be (H, W, 3) uint8, got {img.shape}")
+    return np.ascontiguousarray(img[..., :3])
+
+
+def _mipmapped_texture(ctx: Any, rgb: np.ndarray) -> Any:
+    """Upload ``rgb`` as an opaque RGBA texture with mipmaps and trilinear filtering.
+
+    Rows are flipped because part uvs follow the OBJ/GL convention (v = 0 at the
+    image's bottom row). The RGBA copy is written in one pass (flip and alpha together)
+    and handed to GL without another ``tobytes`` copy."""
+    import moderngl
+
+    h, w = rgb.shape[:2]
+    rgba = np.empty((h, w, 4), dtype=np.uint8)
+    rgba[..., :3] = rgb[::-1]
+    rgba[..., 3] = 255
+    tex = ctx.texture((w, h), 4, rgba)
+    tex.build_mipmaps()
+    tex.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+    return tex
 
 
 @dataclass
@@ -169,6 +195,12 @@ class _Draw:
     model: np.ndarray  # 4x4 object-to-world including scale
     instance: int
     tint: np.ndarray | None  # linear RGB
+
+    @cached_property
+    def box(self) -> np.ndarray:
+        """World-space corners (8, 3) of the mesh's box: asked by the shadow fit, the
+        scene bounds and every view's frustum test (six per panorama), computed once."""
+        return _world_box(self)
 
 
 @dataclass
@@ -325,49 +357,39 @@ class GLRenderer:
 
     # ------------------------------------------------------------ GPU buffers
     def _upload(self, mesh: Mesh, *, share_textures: bool = True) -> _GpuMesh:
-        import moderngl
-
         ctx = self._context()
         pool = self._texture_pool if share_textures else None
         if not mesh.parts:
             raise ValueError("cannot render a mesh without parts")
-        chunks, parts = [], []
+        for part in mesh.parts:
+            n = len(part.positions)
+            if n and (n % 3 or part.normals.shape != part.positions.shape):
+                raise ValueError(
+                    f"mesh part {part.name!r}: {n} vertices / normals {part.normals.shape} "
+                    "do not form a triangle soup"
+                )
+        total = sum(len(part.positions) for part in mesh.parts)
+        if total == 0:
+            raise ValueError("cannot render a mesh whose parts are all empty")
+        # one interleaved array, each part written in place (uvs stay 0 without a texture)
+        allv = np.zeros((total, _FLOATS_PER_VERTEX), dtype=np.float32)
+        parts = []
         first = 0
         for part in mesh.parts:
             n = len(part.positions)
             if n == 0:
                 continue
-            if n % 3 or part.normals.shape != part.positions.shape:
-                raise ValueError(
-                    f"mesh part {part.name!r}: {n} vertices / normals {part.normals.shape} "
-                    "do not form a triangle soup"
-                )
-            data = np.zeros((n, _FLOATS_PER_VERTEX), dtype=np.float32)
+            data = allv[first:first + n]
             data[:, 0:3] = part.positions
             data[:, 3:6] = part.normals
             tex = None
             if part.texture is not None and part.uvs is not None:
                 data[:, 6:8] = part.uvs
-                img = np.asarray(part.texture, dtype=np.uint8)
-                if img.ndim != 3 or img.shape[2] not in (3, 4):
-                    raise ValueError(f"texture must be (H, W, 3) uint8, got {img.shape}")
-                rgba = np.full((img.shape[0], img.shape[1], 4), 255, dtype=np.uint8)
-                rgba[..., :3] = img[..., :3]
-                # uvs follow the OBJ/GL convention (v = 0 at the image's bottom row)
-                rgba = np.ascontiguousarray(rgba[::-1])
-                if pool is not None:
-                    tex = pool.acquire(ctx, rgba)
-                else:
-                    tex = ctx.texture((img.shape[1], img.shape[0]), 4, rgba.tobytes())
-                    tex.build_mipmaps()
-                    tex.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
-            chunks.append(data)
+                rgb = _texture_rgb(part.texture)
+                tex = pool.acquire(ctx, rgb) if pool is not None else _mipmapped_texture(ctx, rgb)
             parts.append((first, n, srgb_to_linear(part.color), tex, bool(part.tintable)))
             first += n
-        if not chunks:
-            raise ValueError("cannot render a mesh whose parts are all empty")
-        allv = np.concatenate(chunks)
-        vbo = ctx.buffer(allv.tobytes())
+        vbo = ctx.buffer(allv)
         vao_scene = ctx.vertex_array(
             self._prog_scene, [(vbo, "3f 3f 2f", "in_pos", "in_normal", "in_uv")]
         )
@@ -437,7 +459,9 @@ class GLRenderer:
         t["fbo_color"] = ctx.framebuffer([t["color"]], t["color_depth"])
         t["out"] = ctx.renderbuffer((width, height), 4)
         t["fbo_out"] = ctx.framebuffer([t["out"]])
-        t["ids"] = ctx.renderbuffer((width, height), 4, dtype="f4")
+        # camera-frame z and instance id only (the shader's other two outputs are dropped):
+        # half the bytes to write and read back, and cleared to (inf, 0) = "no hit"
+        t["ids"] = ctx.renderbuffer((width, height), 2, dtype="f4")
         t["ids_depth"] = ctx.depth_renderbuffer((width, height))
         t["fbo_ids"] = ctx.framebuffer([t["ids"]], t["ids_depth"])
         self._targets[key] = t
@@ -500,15 +524,17 @@ class GLRenderer:
         rgbs, zs, insts = [], [], []
         for rot in panorama.face_rotations(camera):
             fr = self._render_view(scene, _View(rot, eye, k, p, p), draws, static, light)
-            rgbs.append(fr.rgb if fr.rgb.size else np.zeros((p, p, 3), dtype=np.uint8))
+            rgbs.append(fr.rgb)
             zs.append(fr.zcam)
             insts.append(fr.inst)
+        color = light.get("color", True)
         with timing.stage("panorama.remap"):
             lut = panorama.equirect_lut(camera.width, camera.height, face, pad)
-            rgb, depth, inst = panorama.remap_faces(lut, np.stack(rgbs), np.stack(zs), np.stack(insts))
-        if not light.get("color", True):
+            rgb, depth, inst = panorama.remap_faces(lut, np.stack(rgbs) if color else None, np.stack(zs),
+                                                    np.stack(insts))
+        if rgb is None:
             rgb = np.zeros((0, 0, 3), dtype=np.uint8)
-        return RenderResult(rgb, depth, inst)
+        return RenderResult(rgb, _timed(depth, "panorama.remap"), inst)
 
     def _draws(self, scene: Scene) -> list[_Draw]:
         draws = []
@@ -609,7 +635,7 @@ class GLRenderer:
         up = np.cross(right, d)
         basis = np.stack([right, up, d])  # light-space x, y, depth along the light
         corners = np.concatenate(
-            [_world_box(dr) for dr in draws]
+            [dr.box for dr in draws]
         )
         ls = corners @ basis.T
         # where the casters' shadows reach the ground plane (z = 0) along the light
@@ -664,7 +690,7 @@ class GLRenderer:
         view_proj = clip_matrix(view.k, w, h, near, far) @ extr
         # A cube face sees a sixth of a room: skipping meshes wholly outside the view
         # leaves every pixel unchanged and saves most of the vertex work.
-        draws = [dr for dr in draws if _in_frustum(view_proj, _world_box(dr))]
+        draws = [dr for dr in draws if _in_frustum(view_proj, dr.box)]
         t = self._target(w, h)
 
         mark = timing.start()
@@ -734,7 +760,7 @@ class GLRenderer:
 
         # --- id / depth pass at 1x (pixel centres = output pixel centres)
         t["fbo_ids"].use()
-        t["fbo_ids"].clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+        t["fbo_ids"].clear(math.inf, 0.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
         pi = self._prog_ids
         _mat(pi, "u_view_proj", view_proj)
@@ -753,11 +779,10 @@ class GLRenderer:
             pi["u_instance"].value = float(dr.instance)
             _mat(pi, "u_model", dr.model)
             dr.mesh.vao_ids.render(moderngl.TRIANGLES)
-        ids = np.frombuffer(t["fbo_ids"].read(components=4, dtype="f4"), dtype=np.float32)
-        ids = ids.reshape(h, w, 4)
-        hit = ids[..., 3] > 0.5
-        zcam = np.where(hit, ids[..., 0], np.inf).astype(np.float32)
-        inst = np.rint(ids[..., 1]).astype(np.int32)
+        ids = np.frombuffer(t["fbo_ids"].read(components=2, dtype="f4"), dtype=np.float32)
+        ids = ids.reshape(h, w, 2)
+        zcam = np.ascontiguousarray(ids[..., 0])  # inf where nothing was drawn (the clear)
+        inst = ids[..., 1].astype(np.int32)  # whole numbers: a flat uniform, never interpolated
         ctx.disable(moderngl.DEPTH_TEST)
         timing.stop(mark, "render.ids")
         return _Frame(rgb, zcam, inst)
@@ -780,6 +805,14 @@ class GLRenderer:
             gm.vao_scene.render(moderngl.TRIANGLES, vertices=count, first=first)
 
 
+def _timed(fn: Callable[[], np.ndarray], stage: str) -> Callable[[], np.ndarray]:
+    """``fn`` charged to timing ``stage`` whenever it runs (a lazily computed layer)."""
+    def run() -> np.ndarray:
+        with timing.stage(stage):
+            return fn()
+    return run
+
+
 def _mat(prog: Any, name: str, m: np.ndarray) -> None:
     """Write a row-major numpy matrix into a (column-major) GLSL matrix uniform."""
     if name in prog:
@@ -788,7 +821,9 @@ def _mat(prog: Any, name: str, m: np.ndarray) -> None:
 
 def _in_frustum(view_proj: np.ndarray, corners: np.ndarray) -> bool:
     """False only when all ``corners`` lie beyond one clip plane (so nothing can show)."""
-    clip = np.c_[corners, np.ones(len(corners))] @ view_proj.T
+    homogeneous = np.ones((len(corners), 4))  # the values np.c_[corners, 1] gives, without its overhead
+    homogeneous[:, :3] = corners
+    clip = homogeneous @ view_proj.T
     x, y, z, w = clip.T
     return not any(np.all(c) for c in (x > w, x < -w, y > w, y < -w, z > w, z < -w))
 
@@ -798,7 +833,7 @@ def _scene_bounds(scene: Scene, draws: list[_Draw]) -> np.ndarray:
     room or ground), from which each view takes its near/far planes."""
     pts = [np.zeros((1, 3))]
     for dr in draws:
-        pts.append(_world_box(dr))
+        pts.append(dr.box)
     if scene.room is not None:
         r = scene.room
         pts.append(_box_corners(np.array([-r.width / 2, -r.depth / 2, 0.0]),

@@ -18,9 +18,9 @@ and instance layers, and a cached table (py360convert recomputes its maps per ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-
 from typing import Any
 
 import numpy as np
@@ -189,8 +189,8 @@ def equirect_lut(width: int, height: int, face_size: int, pad: int = 1) -> Equir
 
 
 def remap_faces(
-    lut: EquirectLUT, rgb: np.ndarray, zcam: np.ndarray, instance: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lut: EquirectLUT, rgb: np.ndarray | None, zcam: np.ndarray, instance: np.ndarray
+) -> tuple[np.ndarray | None, Callable[[], np.ndarray], np.ndarray]:
     """Stacked padded faces (6, P, P, ...) -> panorama rgb, Euclidean depth and ids.
 
     Colour is bilinear; ids are the nearest face sample. ``zcam`` is each face's
@@ -198,33 +198,43 @@ def remap_faces(
     1 / z is interpolated bilinearly (exact for planar patches, since 1 / z is affine
     in screen space) and converted to the distance along the panorama pixel's own ray;
     elsewhere the nearest sample's z is used along that ray.
+
+    ``rgb`` None (a mask-only render) gives None. The depth comes back as a function that
+    computes it when called: it is half of this remap's work and generation reads it
+    only with ``--with-depth`` (see :class:`perspecta.render.base.RenderResult`).
     """
     p = lut.face_size + 2 * lut.pad
-    if rgb.shape != (6, p, p, 3) or zcam.shape != (6, p, p) or instance.shape != (6, p, p):
-        raise ValueError(f"faces must be (6, {p}, {p}[, 3]); got {rgb.shape}, {zcam.shape}")
-    # scipy's CSR x vector is much faster than x (M, 3) or than fancy-indexing rows
-    channels = np.ascontiguousarray(rgb.reshape(-1, 3).T, dtype=np.float32)
-    out_rgb = np.empty((lut.height * lut.width, 3), dtype=np.uint8)
-    for c in range(3):
-        out_rgb[:, c] = np.clip(np.rint(lut.matrix @ channels[c]), 0, 255)
-    out_rgb = out_rgb.reshape(lut.height, lut.width, 3)
+    if (rgb is not None and rgb.shape != (6, p, p, 3)) or zcam.shape != (6, p, p) or instance.shape != (6, p, p):
+        got = None if rgb is None else rgb.shape
+        raise ValueError(f"faces must be (6, {p}, {p}[, 3]); got {got}, {zcam.shape}")
+    out_rgb = None
+    if rgb is not None:
+        # scipy's CSR x vector is much faster than x (M, 3) or than fancy-indexing rows
+        channels = np.ascontiguousarray(rgb.reshape(-1, 3).T, dtype=np.float32)
+        flat = np.empty((lut.height * lut.width, 3), dtype=np.uint8)
+        for c in range(3):
+            flat[:, c] = np.clip(np.rint(lut.matrix @ channels[c]), 0, 255)
+        out_rgb = flat.reshape(lut.height, lut.width, 3)
     z_flat = zcam.reshape(-1)
     hit = np.isfinite(z_flat)
     # background gets id -1 so "all taps share the nearest id" also means "all hit"
     id_flat = np.where(hit, instance.reshape(-1), -1)
-    with np.errstate(divide="ignore"):
-        inv = np.where(hit, 1.0 / z_flat, 0.0).astype(np.float32)
     nearest_id = id_flat[lut.nearest_index]
-    same = id_flat[lut.bilinear_index[0]] == nearest_id
-    for k in range(1, 4):
-        same &= id_flat[lut.bilinear_index[k]] == nearest_id
-    inv_acc = lut.matrix @ inv
-    z = z_flat[lut.nearest_index]
-    with np.errstate(divide="ignore"):
-        z = np.where(same, 1.0 / np.where(same, inv_acc, 1.0), z)
-    out_depth = (z * lut.ray_scale).astype(np.float32).reshape(lut.height, lut.width)
     out_inst = np.maximum(nearest_id, 0).astype(np.int32).reshape(lut.height, lut.width)
-    return out_rgb, out_depth, out_inst
+
+    def depth() -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            inv = np.where(hit, 1.0 / z_flat, 0.0).astype(np.float32)
+        same = id_flat[lut.bilinear_index[0]] == nearest_id
+        for k in range(1, 4):
+            same &= id_flat[lut.bilinear_index[k]] == nearest_id
+        inv_acc = lut.matrix @ inv
+        z = z_flat[lut.nearest_index]
+        with np.errstate(divide="ignore"):
+            z = np.where(same, 1.0 / np.where(same, inv_acc, 1.0), z)
+        return (z * lut.ray_scale).astype(np.float32).reshape(lut.height, lut.width)
+
+    return out_rgb, depth, out_inst
 
 
 def _check_size(width: int, height: int) -> None:
