@@ -269,21 +269,29 @@ def test_generation_is_deterministic(gen_env) -> None:  # type: ignore[no-untype
     assert runs[0] == runs[1]
 
 
-def test_png_level_comes_from_the_suite_spec(gen_env) -> None:  # type: ignore[no-untyped-def]
-    """LRR declares a faster zlib level in its spec; the writer and the manifest both use it."""
+def test_dataset_pngs_use_the_run_length_strategy(gen_env) -> None:  # type: ignore[no-untyped-def]
+    """Dataset PNGs are deflated with zlib's run-length strategy (format 2): the zlib header
+    of a generated frame says so (FLEVEL 0, which zlib writes for Z_RLE whatever the level),
+    and the encoder round-trips the frame's pixels exactly."""
+    import io
     import zlib
 
-    from perspecta.suites.context import PNG_COMPRESS_LEVEL, TaskContext, png_compress_level
+    from perspecta.suites.context import PNG_COMPRESS_STRATEGY, TaskContext, encode_png
 
-    assert png_compress_level("lrr") == registry.suite_spec("lrr").png_compress_level != PNG_COMPRESS_LEVEL
+    assert PNG_COMPRESS_STRATEGY == zlib.Z_RLE
     lib, renderer, out = gen_env
     ctx = TaskContext(suite="lrr", task="ca_r", index=0, root_seed=1, library=lib, renderer=renderer,
                       out_dir=Path(out) / "png", config={"view_size": 64})
     registry.get_task("lrr", "ca_r").generate(ctx)
     raw = (Path(out) / "png" / ctx.images[0]).read_bytes()
     pos = raw.index(b"IDAT") + 4
-    flevel = raw[pos + 1] >> 6  # zlib header FLEVEL: 0 fastest, 1 fast, 2 default (6), 3 best
-    assert flevel == (1 if png_compress_level("lrr") < 6 else 2), zlib.ZLIB_VERSION
+    assert raw[pos + 1] >> 6 == 0, zlib.ZLIB_VERSION  # zlib header FLEVEL: 0 for Z_RLE
+    pixels = np.asarray(Image.open(io.BytesIO(raw)).convert("RGB"))
+    assert encode_png(pixels, "lrr") == raw  # same pixels, same bytes
+    old = io.BytesIO()
+    Image.fromarray(pixels).save(old, format="PNG", optimize=False, compress_level=6)
+    assert old.getvalue() != raw  # format 1's stream differs ...
+    assert np.array_equal(np.asarray(Image.open(old).convert("RGB")), pixels)  # ... for the same pixels
 
 
 def _units(task_name: str, indices: range, gen_env, root_seed: int = 5):  # type: ignore[no-untyped-def]

@@ -391,3 +391,23 @@ def test_room_impossible_requests() -> None:
         sample_room(rng(0), big, scene_id="r", seed=0, room_type="bedroom", room_size=(1.5, 1.5), max_attempts=3)
     with pytest.raises(ValueError, match="room_type"):
         sample_room(rng(0), big, scene_id="r", seed=0, room_type="garage")
+
+
+def test_draw_uniform_is_numpys_uniform_bit_for_bit() -> None:
+    """``draw_uniform`` replaces ``float(rng.uniform(lo, hi))`` in placement loops: same
+    value from the same draw, for the ranges samplers use (symmetric, offset, degrees,
+    numpy-float bounds, empty ranges), and the streams stay in step; a reversed range is
+    refused by both."""
+    from perspecta.world.samplers.common import draw_uniform
+
+    ranges = np.random.default_rng(3)
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    for i in range(20000):
+        half = float(ranges.uniform(0.3, 8.0))
+        lo, hi = [(-half, half), (0.0, 360.0), (-half + 0.3, half - 0.3), (np.float64(half), np.float64(half) * 3),
+                  (half, half)][i % 5]
+        assert draw_uniform(b, lo, hi) == float(a.uniform(lo, hi)), (lo, hi)
+    assert a.random() == b.random()  # one draw each: the streams never drift
+    for rng_call in (lambda: a.uniform(1.0, -1.0), lambda: draw_uniform(b, 1.0, -1.0)):
+        with pytest.raises(ValueError):
+            rng_call()

@@ -508,6 +508,7 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
               renderer_record: dict[str, str] | None = None) -> dict[str, Any]:
     from perspecta.assets.library import AssetLibrary
     from perspecta.render.base import get_renderer
+    from perspecta.suites.context import DATASET_FORMAT
 
     items: list[dict[str, Any]] = []
     scenes: list[dict[str, Any]] = []
@@ -551,7 +552,7 @@ def _assemble(store: Store, config: GenerationConfig, units: list[Unit],
     by_task = Counter(f"{it['suite']}/{it['task']}" for it in items)
     manifest = {
         "name": "+".join(config.suites),
-        "generator": {"package": "perspecta", "version": perspecta.__version__},
+        "generator": {"package": "perspecta", "version": perspecta.__version__, "format": DATASET_FORMAT},
         "created_by_command": _command_for(config),
         "config": config_record(config),
         "seed": config.seed,

@@ -29,10 +29,19 @@ T = TypeVar("T")
 
 DIFFICULTIES = ("easy", "standard", "hard")
 #: zlib level of dataset PNGs (part of the dataset's bytes: changing it changes them). A
-#: suite whose images compress slowly at this level (textured grounds: ~70 ms per 512²
-#: frame, 15-20% of a unit) declares its own ``PNG_COMPRESS_LEVEL`` in its package; see
-#: :func:`png_compress_level` and docs/performance.md for the measurements.
+#: suite may declare its own ``PNG_COMPRESS_LEVEL`` in its package (:func:`png_compress_level`).
+#: Under the run-length strategy below the level only tells zlib not to store (0); any
+#: other level gives the same bytes.
 PNG_COMPRESS_LEVEL = 6
+#: zlib strategy of dataset PNGs: run-length matching (``Z_RLE``) only finds runs of one
+#: repeated byte, which is what PNG's row filters make of a rendered frame's flat regions,
+#: and skips the default strategy's search for longer matches; it deflates 512² frames
+#: 2-4x faster than the default strategy at level 6 for files 4-8% larger (LRR's textured
+#: grounds: faster *and* smaller than level 4). docs/performance.md, round 4.
+PNG_COMPRESS_STRATEGY = zlib.Z_RLE
+#: Dataset format: 2 = PNGs deflated with :data:`PNG_COMPRESS_STRATEGY` (format 1, no
+#: ``generator.format`` in the manifest: zlib's default strategy, same pixels).
+DATASET_FORMAT = 2
 
 
 def png_compress_level(suite: str) -> int:
@@ -40,6 +49,17 @@ def png_compress_level(suite: str) -> int:
     from perspecta.suites.registry import suite_setting
 
     return int(suite_setting(suite, "PNG_COMPRESS_LEVEL", PNG_COMPRESS_LEVEL))  # type: ignore[arg-type]
+
+
+def encode_png(rgb: np.ndarray, suite: str) -> bytes:
+    """``rgb`` as the dataset's PNG bytes for ``suite``: no timestamps or other varying
+    chunks, so the same pixels always give the same bytes (charged to ``png.encode``)."""
+    with timing.stage("png.encode"):
+        buf = io.BytesIO()
+        Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="PNG", optimize=False,
+                                                        compress_level=png_compress_level(suite),
+                                                        compress_type=PNG_COMPRESS_STRATEGY)
+        return buf.getvalue()
 
 
 def stable_key(text: str) -> int:
@@ -144,8 +164,7 @@ class TaskContext:
     def save_image(self, rgb: np.ndarray, name: str, depth: np.ndarray | None = None) -> str:
         """Write a PNG under ``images/<suite>/<task>/`` and return its dataset-relative path.
 
-        PNG is written without timestamps or other varying chunks, so the same pixels
-        always give the same bytes. With ``with_depth`` the view's depth is written
+        PNG bytes are :func:`encode_png`'s. With ``with_depth`` the view's depth is written
         beside it: ``depth`` when given, else the depth of the render this image was
         made from, found by :mod:`perspecta.suites.depth_log` (so tasks need no change).
         """
@@ -153,12 +172,9 @@ class TaskContext:
         path = self.out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".png.tmp")
-        with timing.stage("png.encode"):
-            buf = io.BytesIO()
-            Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="PNG", optimize=False,
-                                                            compress_level=png_compress_level(self.suite))
+        data = encode_png(rgb, self.suite)
         with timing.stage("write"):
-            tmp.write_bytes(buf.getbuffer())
+            tmp.write_bytes(data)
             tmp.replace(path)
         timing.count(f"image {rgb.shape[1]}x{rgb.shape[0]}")
         self.images.append(rel.as_posix())

@@ -22,9 +22,9 @@ from perspecta.suites.lrr import (
 # LRR-Bench: its 512² / 1024² images at native resolution.
 EVAL_IMAGE_MAX_SIDE: int | None = None
 
-# zlib level of LRR's PNGs: its paving grounds took ~67 ms per 512² frame at the default 6
-# (18% of the suite's CPU) and take ~30 ms at 4, for files ~3% larger (docs/performance.md).
-PNG_COMPRESS_LEVEL = 4
+# LRR's PNGs: its paving grounds took ~67 ms per 512² frame at zlib level 6 (round 2 set
+# level 4 here); the run-length strategy every suite now uses takes ~16 ms and gives
+# smaller files than level 4 did (docs/performance.md, round 4), so LRR needs no level.
 
 from perspecta.suites.lrr.audit import audit_features  # noqa: E402,F401  (the shortcut audit's hook)
 

@@ -15,7 +15,6 @@ SUITE = Suite(
     report_section="perspecta.suites.lrr.report:build",
     audit_features=_pkg.audit_features,
     eval_image_max_side=_pkg.EVAL_IMAGE_MAX_SIDE,
-    png_compress_level=_pkg.PNG_COMPRESS_LEVEL,
     difficulty_presets=_pkg.DIFFICULTY_PRESETS,
     bench_records=({"task": "pos", "answer_type": "yesno", "n_options": 0, "score_keys": ("paper_rule_correct",)},),
 )

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
-from perspecta.suites.context import TaskContext, split_for_seed, stable_key
+from perspecta.suites.context import TaskContext, encode_png, split_for_seed, stable_key
 from perspecta.suites.pcsr.common import Pano, render_pano, room_knobs
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.samplers.room import draw_room_type
@@ -109,8 +108,8 @@ def shared_pano(ctx: TaskContext, key: RoomKey, scene: Scene) -> Pano:
     mask = cache / f"{key.name}.instance.npz"
     if not (png.exists() and mask.exists()):
         pano, rgb = render_pano(ctx, scene)
-        _write_atomic(png, lambda p: Image.fromarray(np.ascontiguousarray(rgb)).save(
-            p, format="PNG", optimize=False, compress_level=6))
+        data = encode_png(rgb, ctx.suite)
+        _write_atomic(png, lambda p: p.write_bytes(data))
         _write_atomic(mask, lambda p: _save_mask(p, pano.instance))
         if ctx.with_depth:  # ground-truth depth of the panorama, published with it
             from perspecta.dataset.depth import write_png

@@ -29,6 +29,7 @@ from perspecta.world.samplers.common import (
     Rect,
     SamplingError,
     any_overlap,
+    draw_uniform,
     footprint,
     assets_in,
     fit_distance,
@@ -275,8 +276,8 @@ def sample_clutter(
         for k, inst in enumerate(insts):
             fixed = None if yaws is None else yaws[k]
             for _try in range(40):
-                yaw = float(rng.uniform(0.0, 360.0)) if fixed is None else float(fixed)
-                x, y = float(rng.uniform(-ax, ax)), float(rng.uniform(-ay, ay))
+                yaw = draw_uniform(rng, 0.0, 360.0) if fixed is None else float(fixed)
+                x, y = draw_uniform(rng, -ax, ax), draw_uniform(rng, -ay, ay)
                 r = footprint(inst, x, y, yaw)  # most tries fail: make the object for the one kept
                 if r.inside_box(-ax, ax, -ay, ay) and not any_overlap(r, rects, gap_):
                     objects.append(make_object(f"obj{k}", inst, x, y, yaw, z=top_z))

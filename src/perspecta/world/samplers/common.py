@@ -174,6 +174,19 @@ def common_scale(instances: Sequence[Instance], max_dim: float) -> list[Instance
     ]
 
 
+def draw_uniform(rng: np.random.Generator, low: float, high: float) -> float:
+    """``float(rng.uniform(low, high))``, bit for bit and from the same draw: numpy computes
+    ``low + (high - low) * next_double``, which is this expression on ``rng.random()``. A
+    scalar ``uniform`` call costs ~2.4 µs of argument handling, ``random`` ~0.7 µs, and
+    placement loops draw hundreds of thousands of scalars per dataset. Like numpy, a
+    reversed or infinite range is an error, not a draw."""
+    low, high = float(low), float(high)
+    span = high - low
+    if not 0.0 <= span < math.inf:
+        raise ValueError(f"draw_uniform: need a finite range with low <= high, got [{low}, {high})")
+    return low + span * rng.random()
+
+
 def make_object(obj_id: str, inst: Instance, x: float, y: float, yaw: float, z: float = 0.0) -> SceneObject:
     yaw = round(float(yaw) % 360.0, 4)
     return SceneObject(

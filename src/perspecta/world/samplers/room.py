@@ -24,6 +24,7 @@ from perspecta.world.samplers.common import (
     Rect,
     SamplingError,
     assets_in,
+    draw_uniform,
     instantiate,
     is_procedural,
     jitter_color,
@@ -476,7 +477,7 @@ def _place_alone(
             if slot.place == "corner":
                 t = float(rng.choice([-1.0, 1.0])) * max(half - float(rng.uniform(0.0, 0.05)), 0.0)
             else:
-                t = float(rng.uniform(-half, half))
+                t = draw_uniform(rng, -half, half)
             x, y, yaw = layout.wall_pose(k, t, depth)
             obj = make_object("", inst, x, y, yaw)
             clear = layout.clearance_rect(obj, slot.clearance)
@@ -485,9 +486,9 @@ def _place_alone(
                 return layout.placed[-1]
         else:  # free
             m = 0.3
-            x = float(rng.uniform(-layout.hw + m, layout.hw - m))
-            y = float(rng.uniform(-layout.hd + m, layout.hd - m))
-            yaw = 90.0 * int(rng.integers(4)) if slot.axis_aligned else float(rng.uniform(0.0, 360.0))
+            x = draw_uniform(rng, -layout.hw + m, layout.hw - m)
+            y = draw_uniform(rng, -layout.hd + m, layout.hd - m)
+            yaw = 90.0 * int(rng.integers(4)) if slot.axis_aligned else draw_uniform(rng, 0.0, 360.0)
             obj = make_object("", inst, x, y, yaw)
             if layout.fits(obj, Rect.of(obj), None, group, margin=m):
                 layout.add(obj, None, group, slot.key)
