@@ -109,6 +109,25 @@ def test_tiny_subtypes_are_shown_but_not_judged(tmp_path: Path) -> None:
     assert any(c.task == "planted" for c in result.cells)
 
 
+def test_an_audit_that_judged_nothing_is_not_reported_as_passed(tmp_path: Path) -> None:
+    """A dataset too small for any verdict gets "NOT JUDGED" and exit 3, never "OK" / exit 0,
+    and the report's audit section says that nothing was judged."""
+    import types
+
+    from perspecta.report.sections import audit as section
+
+    root = planted_dataset(tmp_path / "tiny", "parity", n_units=6, seed=1)
+    out = tmp_path / "audit.json"
+    r = cli("audit", str(root), "--json", str(out))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "NOT JUDGED" in r.stdout and "OK" not in r.stdout
+    # the report's section reads only the audit JSON named by --audit
+    ctx = types.SimpleNamespace(options=types.SimpleNamespace(audit=out, dataset=None), dataset=None, files=[])
+    sec = section.build(ctx)  # type: ignore[arg-type]
+    assert any("Nothing judged" in n for n in sec.notes)
+    assert "0 judged cell(s)" in sec.blocks[0].title
+
+
 def test_interval_never_collapses_on_a_perfect_small_cell() -> None:
     hits = np.ones(9, dtype=bool)
     est = share_interval(hits, np.arange(9), "k")

@@ -15,6 +15,10 @@ from rich.console import Console
 console = Console()
 
 
+#: exit code of ``perspecta audit`` when no cell could be judged (too few scene clusters):
+#: neither a pass (0) nor a shortcut (1), so scripts cannot read "nothing judged" as "clean".
+NOT_JUDGED_EXIT = 3
+
 def _wide_console(base: Console | None = None, width: int = 200) -> Console:
     """A console wide enough for the audit table even when output is piped."""
     base = base or console
@@ -76,6 +80,12 @@ def audit_command(
         write_json_atomic(json_out, result.to_dict())
     failures = result.failures
     judged = sum(c.judged and not c.control for c in result.cells)
+    if judged == 0:  # an audit that judged nothing has passed nothing: say so, and exit apart
+        out.print(f"[yellow]NOT JUDGED[/]: no cell has the {min_clusters} scene clusters a verdict needs, so this "
+                  f"audit neither passes nor fails the dataset ({result.n_items} items, {result.seconds:.1f} s); "
+                  "generate more items per task (e.g. --n 60) and audit again"
+                  + (f"; JSON: {json_out}" if json_out else ""), highlight=False, soft_wrap=True)
+        raise typer.Exit(NOT_JUDGED_EXIT)
     status = f"[bold red]FAILED[/]: {len(failures)} of {judged} judged cells" if failures else \
         f"[green]OK[/]: none of {judged} judged cells"
     out.print(f"{status} above chance by more than {threshold:g} points at the 95% lower bound "
@@ -101,6 +111,11 @@ def audit_for_run(dataset: Path, out: Console) -> None:
     write_json_atomic(dataset / AUDIT_FILE, result.to_dict())
     _wide_console(out, 110).print(worst_table(result))
     judged = sum(c.judged and not c.control for c in result.cells)
+    if judged == 0:
+        out.print(f"audit: nothing judged (no cell has enough scene clusters; {result.seconds:.1f} s): this dataset "
+                  "is too small to pass or fail the shortcut audit; audit a larger one (perspecta generate --n 60, "
+                  "then perspecta audit)", highlight=False, soft_wrap=True)
+        return
     out.print(f"audit: {len(result.failures)} of {judged} judged cells fail ({result.seconds:.1f} s); "
               f"full table: perspecta audit {dataset}", highlight=False, soft_wrap=True)
 

@@ -51,7 +51,8 @@ def build(ctx: Context) -> Section:
         sec.omitted = f"{path}: not an audit JSON ({type(e).__name__}: {e})"
         return sec
     table = Table("audit", f"Skill-free scores of {data.get('dataset', path.parent)} "
-                  f"({len(data.get('failures', []))} failing cell(s), threshold "
+                  f"({sum(bool(c['judged']) and not c['control'] for c in cells)} judged cell(s), "
+                  f"{len(data.get('failures', []))} failing, threshold "
                   f"{100 * float(data.get('threshold', 0.05)):g} points)",
                   ["task / subtype", "n", "chance %", "top answer %", *PREDICTORS, "worst gap (lower)", "verdict"],
                   sortable=True)
@@ -62,6 +63,10 @@ def build(ctx: Context) -> Section:
                            pct(c["chance"], 0), f"{pct(c['answer_share']['value'], 0)} {c['answer_share']['top']}",
                            *(_est(c["predictors"].get(p)) for p in PREDICTORS), gap, _verdict(c)])
     sec.blocks.append(table)
+    if not any(c["judged"] and not c["control"] for c in cells):
+        sec.notes.append("Nothing judged: no cell has enough scene clusters for a verdict, so this audit neither "
+                         "passes nor fails the dataset (0 failing cells means nothing here). Audit a larger "
+                         "dataset (e.g. `perspecta generate --n 60`) to learn whether it has shortcuts.")
     for c in cells:
         if c.get("fail") and c.get("evidence"):
             sec.notes.append(f"{c['suite']}/{c['task']}{' / ' + c['subtype'] if c['subtype'] else ''} "
