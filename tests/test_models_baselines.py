@@ -56,9 +56,16 @@ def test_chance_is_uniform_and_seeded() -> None:
     assert asyncio.run(answers(items[:50])) == got[:50]  # same seed, same answers
     yn = Item(id="y", suite="x", task="t", question="Q", images=[], answer_type="yesno", answer="yes")
     assert asyncio.run(backend.generate(Request(yn, "Q", []))).text in ("<answer>yes</answer>", "<answer>no</answer>")
-    with pytest.raises(BackendError, match="undefined for open-ended"):
+    with pytest.raises(BackendError, match="undefined for an open-ended item with no"):
         op = Item(id="o", suite="x", task="t", question="Q", images=[], answer_type="open", answer="3")
         asyncio.run(backend.generate(Request(op, "Q", [])))
+    # an open item that declares its answer space: uniform over it, never outside it
+    names = ["sofa", "washing machine", "plant"]
+    opens = [Item(id=f"o{i}", suite="x", task="t", question="Q", images=[], answer_type="open", answer="plant",
+                  metadata={"candidates": names}) for i in range(900)]
+    got_open = Counter(asyncio.run(answers(opens)))
+    assert set(got_open) == {f"<answer>{n}</answer>" for n in names}
+    assert all(abs(c / 900 - 1 / 3) < 0.06 for c in got_open.values())
 
 
 def test_chance_accuracy_on_dori_near_one_over_options(dataset: Path, tmp_path: Path) -> None:

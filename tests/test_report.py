@@ -43,8 +43,9 @@ def data(tmp_path_factory) -> dict[str, Path]:
     res = root / "res"
     for model in ("baseline:oracle", "baseline:prior"):
         evaluate(ds, model, res, progress=False)
-    # the same settings twice: the second call resumes and re-asks the failed (open) items; a call
-    # with other sampling settings would be refused, not mixed in
+    # the same settings twice: the second call resumes and, with nothing failed (chance now answers
+    # open items from their candidates), asks nothing again; a call with other sampling settings
+    # would be refused, not mixed in (re-asking failed requests: tests/test_run_runner.py)
     for _ in range(2):
         evaluate(ds, "baseline:chance", res, progress=False, repeats=2, prompt_modes=["direct", "cot"])
     human = root / "human"
@@ -200,8 +201,8 @@ def test_score_and_report_give_the_same_figures(data, tmp_path: Path) -> None:
             if suite == "dori":
                 assert run["suite_metrics"]["dori"]["soft_accuracy"]["soft_accuracy"][subtype]["hard"] == b["accuracy"]
     assert n_missing > 20  # the check above saw failed and unparsed records
-    # the chance run was resumed: its failed records were re-asked, and only the last one counts
-    assert len(path.read_text().splitlines()) > agg.n_records == sum(r["n"] for r in scored.values())
+    # the chance run was resumed with nothing to re-ask: every record is in the log once
+    assert len(path.read_text().splitlines()) == agg.n_records == sum(r["n"] for r in scored.values())
 
 
 def test_family_and_size_parsing() -> None:

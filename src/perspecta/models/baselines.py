@@ -4,9 +4,12 @@ They answer through the same ``<answer>…</answer>`` text a model would write, 
 whole extraction and scoring path is exercised; the oracle scoring 100% is therefore
 a self-check of answer keys *and* of extraction.
 
-- chance: uniform over the item's option labels (yes/no for yes/no items), drawn from a
-  generator seeded by (seed, item id) so reruns and resumes agree. Undefined for
-  open-ended items: those are recorded failed, not guessed.
+- chance: uniform over the item's option labels (yes/no for yes/no items; for open items
+  the answer space the item declares in ``metadata["candidates"]`` — the room's object
+  names, the counts 0..10, left/right — the same list extraction reads and the audit's
+  1/#candidates chance uses), drawn from a generator seeded by (seed, item id) so reruns
+  and resumes agree. An open item that declares no candidates has no defined chance: it
+  is recorded failed, not guessed.
 - prior: the most frequent answer of the item's task and subtype, matched by option
   *text* (labels are shuffled per item), estimated on items it is never scored on: the
   dataset's ``train`` split when it has one, otherwise a *reference draw* — the same
@@ -64,7 +67,10 @@ class ChanceBackend:
         elif item.answer_type == "yesno":
             labels = ["yes", "no"]
         else:
-            raise BackendError("chance baseline is undefined for open-ended items", retryable=False)
+            labels = [str(c) for c in (item.metadata or {}).get("candidates") or []]
+            if not labels:
+                raise BackendError("chance baseline is undefined for an open-ended item with no "
+                                   'metadata["candidates"]', retryable=False)
         return _answer(labels[int(rng.integers(len(labels)))])
 
     async def aclose(self) -> None:
