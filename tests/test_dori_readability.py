@@ -211,3 +211,70 @@ def test_inter_object_pairs_are_large_oblique_and_have_look_alikes(lib: AssetLib
             if o.has_front:
                 f = abs(egocentric_facing(o, scene.camera("main")))
                 assert min(f, 180 - f) >= inter_object.MIN_OBLIQUE_DEG
+
+
+def test_apparent_margin_is_part_of_the_contract() -> None:
+    """The perspective-uncompensated reading is checked like the true angle: a record whose
+    apparent reading falls near (or past) the bin's edge breaks a contract that asks for
+    a margin; the default floor only asks that it be inside the bin."""
+    rec = {"bin_margin": {"deg": 20.0, "bin_width": 45.0},
+           "apparent_bin_margin": {"deg": 1.6, "bin_width": 45.0},
+           "contract": {"min_apparent_margin_frac": 0.2}}
+    assert any("uncompensated-perspective" in p for p in readability.problems(rec))
+    assert not readability.problems({**rec, "apparent_bin_margin": {"deg": 9.5, "bin_width": 45.0}})
+    assert any("uncompensated" in p for p in readability.problems(
+        {"apparent_bin_margin": {"deg": -3.0, "bin_width": 45.0}}))
+    with pytest.raises(Unreadable, match="uncompensated"):
+        check_readable(rec)
+
+
+def test_inter_object_apparent_margin_follows_line_of_sight() -> None:
+    """Two objects with one heading, far apart across a wide view, show the camera sides
+    that differ by their azimuth gap: the uncompensated reading is the true difference
+    minus that gap, scored against the true bin."""
+    from perspecta.suites.dori import inter_object
+    from perspecta.world.scene import Camera, Pose, Scene, SceneObject
+
+    def obj(oid: str, x: float, yaw: float) -> SceneObject:
+        return SceneObject(id=oid, asset_id="proc:chair", category="chair", pose=Pose(position=(x, 0.0, 0.0), yaw=yaw),
+                           size=(0.5, 0.5, 0.9), has_front=True)
+
+    cam = Camera(name="main", position=(0.0, -6.0, 1.6), look_at=(0.0, 0.0, 0.4), fov_y=50.0)
+    near = Scene(scene_id="s", seed=0, kind="clutter", objects=[obj("obj0", -0.3, 90.0), obj("obj1", 0.3, 90.0)],
+                 cameras=[cam])
+    far = Scene(scene_id="s", seed=0, kind="clutter", objects=[obj("obj0", -2.5, 90.0), obj("obj1", 2.5, 90.0)],
+                cameras=[cam])
+    gap = inter_object.line_of_sight_azimuth(far, "obj0") - inter_object.line_of_sight_azimuth(far, "obj1")
+    assert gap == pytest.approx(2 * np.degrees(np.arctan2(2.5, 6.0)), abs=0.5)
+    m_near, m_far = inter_object.apparent_margin(near), inter_object.apparent_margin(far)
+    assert m_near["bin_width"] == m_far["bin_width"] == 45.0
+    # 0.6 m apart: sides ~6 degrees apart, read as the same direction, inside the bin
+    assert m_near["deg"] == pytest.approx(22.5 - 2 * np.degrees(np.arctan2(0.3, 6.0)), abs=0.3)
+    assert m_far["deg"] < 0  # 5 m apart across the view: the sides seen are ~45 degrees apart
+
+
+def test_inter_object_items_record_and_keep_their_margins(lib: AssetLibrary, renderer,  # type: ignore[no-untyped-def]
+                                                          tmp_path: Path) -> None:
+    """Generated coarse items record an apparent margin of at least APPARENT_MARGIN_FRAC;
+    granular turns in narrow bins keep PAIR_MARGIN_FRAC of the bin; validate sees both."""
+    from perspecta.suites.dori import inter_object
+
+    task = inter_object.TASK
+    seen = 0
+    for unit in range(3):
+        ctx = ctx_for(lib, renderer, tmp_path, task, unit, seed=23, image_size=512)
+        for it in get_task("dori", task).generate(ctx):
+            rec = it.metadata["readability"]
+            assert not readability.problems(rec)
+            if it.option(it.answer).text == inter_object.CANNOT_DETERMINE:
+                continue
+            seen += 1
+            bm = rec["bin_margin"]
+            if it.granularity == "coarse":
+                am = rec["apparent_bin_margin"]
+                assert am["deg"] >= inter_object.APPARENT_MARGIN_FRAC * am["bin_width"] - 1e-9
+                assert rec["contract"]["min_apparent_margin_frac"] == inter_object.APPARENT_MARGIN_FRAC
+            elif bm["bin_width"] <= 60:
+                assert bm["deg"] >= inter_object.PAIR_MARGIN_FRAC * bm["bin_width"] - 1e-9
+                assert rec["contract"]["min_bin_margin_frac"] >= inter_object.PAIR_MARGIN_FRAC
+    assert seen >= 3

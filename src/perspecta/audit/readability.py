@@ -22,6 +22,7 @@ QUANTITIES = {
     "marker_cover": "share of an object covered by a marker",
     "bin_margin_deg": "degrees from the nearest answer-bin edge",
     "bin_margin_share": "that margin as a share of the bin width",
+    "apparent_margin_share": "uncompensated-perspective reading's margin, share of the bin",
     "winner_margin_ratio": "winner's margin over the contract minimum",
 }
 
@@ -53,6 +54,11 @@ def item_quantities(readability: Any) -> dict[str, list[float]]:
         width = _number(bins.get("bin_width"))
         if width:
             out["bin_margin_share"].append(deg / width)
+    apparent = readability.get("apparent_bin_margin")
+    if isinstance(apparent, dict) and (deg := _number(apparent.get("deg"))) is not None:
+        width = _number(apparent.get("bin_width"))
+        if width:
+            out["apparent_margin_share"].append(deg / width)
     win = readability.get("winner_margin")
     if isinstance(win, dict):
         value, least = _number(win.get("value")), _number(win.get("min"))

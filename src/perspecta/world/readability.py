@@ -11,6 +11,7 @@ The record (any subset of the keys)::
 
     {"objects": {NAME: {"pixels": int, "box": [w, h], "marker_cover": float}},
      "bin_margin": {"deg": float, "bin_width": float},
+     "apparent_bin_margin": {"deg": float, "bin_width": float},
      "winner_margin": {"value": float, "min": float, "unit": str},
      "view": {"elevation_deg": float, "readable_elevation": [lo, hi],
               "front_back_confusable": bool, "mark": str, "head_on_readable": bool,
@@ -18,6 +19,12 @@ The record (any subset of the keys)::
      "contract": {...}}          # the thresholds the generator used, if not the defaults
 
 ``NAME`` is whatever the question calls the object (its role or its label).
+``apparent_bin_margin`` is the margin of the value a viewer reads when perspective is not
+compensated: every object's heading taken relative to the camera's axis rather than to its
+own line of sight. Two objects with the same heading, far apart in a wide view, show
+different sides to the camera (a careful judge read such a pair as 45° apart), so where a
+question compares two headings the uncompensated reading must fall in the same bin too
+(its margin is negative when it falls in another).
 ``view`` (or ``{NAME: view}`` for several targets) is a target asset's readability mark: a front is read only from camera
 elevations inside ``readable_elevation`` (a tub chair's open shell looks like its back
 from above), an asset whose front is easily taken for its back may not be asked about, and one
@@ -44,6 +51,8 @@ class Contract:
     min_box_short: int = 20  # shorter side of its visible box, px (a 16x40 person is a sliver)
     max_marker_cover: float = 0.05  # share of the object's pixels hidden by dots, tags, boxes
     min_bin_margin_frac: float = 0.25  # distance from the nearest bin edge, as a share of the bin width
+    # the same for the perspective-uncompensated reading (``apparent_bin_margin``); 0 = inside the bin
+    min_apparent_margin_frac: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,6 +136,10 @@ def problems(record: dict[str, Any] | None) -> list[str]:
     bm = record.get("bin_margin")
     if bm is not None and bm["deg"] < contract.min_bin_margin_frac * bm["bin_width"] - 1e-9:
         out.append(f"angle {bm['deg']:.1f}° from a bin edge < {contract.min_bin_margin_frac:g} of {bm['bin_width']:g}°")
+    am = record.get("apparent_bin_margin")
+    if am is not None and am["deg"] < contract.min_apparent_margin_frac * am["bin_width"] - 1e-9:
+        out.append(f"uncompensated-perspective reading {am['deg']:.1f}° from the answer's bin edge "
+                   f"< {contract.min_apparent_margin_frac:g} of {am['bin_width']:g}°")
     wm = record.get("winner_margin")
     if wm is not None and wm["value"] < wm["min"]:
         out.append(f"clear-winner margin {wm['value']:g} {wm.get('unit', '')} < {wm['min']:g}".rstrip())

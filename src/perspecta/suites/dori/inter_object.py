@@ -9,7 +9,11 @@ no rotation (|r| <= 5), 0-45 / 46-90 / 91-135 degrees clockwise or counter-clock
 ``n_street_distractors`` other objects and ``n_same_category`` untagged look-alikes of A
 or B; B's yaw is set after layout to realise the drawn answer, at least
 ``bin_margin_frac`` of the bin's width from its edges (>= 1/3 for bins up to 60 degrees
-wide, else >= 1/4). Both tagged objects are seen obliquely (MIN_OBLIQUE_DEG) from a
+wide, else >= 1/4; :data:`PAIR_MARGIN_FRAC` for the granular turn's narrow bins, since
+that answer rests on two readings whose errors add). The coarse answer must also hold for a viewer who does
+not compensate perspective (each heading read against the camera's axis, not the object's
+own line of sight): that reading keeps :data:`APPARENT_MARGIN_FRAC` of its bin from the
+edges (``readability["apparent_bin_margin"]``). Both tagged objects are seen obliquely (MIN_OBLIQUE_DEG) from a
 camera 20-40 degrees above the street. Tags
 stand beside the objects with leader lines (never on them), and both objects must pass
 the readability contract at the image size (>= 512 px by default), else the unit redraws.
@@ -20,13 +24,16 @@ front (a frontless A still has a position: that turn is decidable).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import numpy as np
 
 from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
     CONTROL_CATEGORIES,
+    NARROW_BIN_DEG,
     balanced_class,
     check_readable,
     knob,
@@ -49,6 +56,8 @@ from perspecta.world.oracle import (
     heading_of,
     point_of,
     rotation_to_face,
+    signed_angle_xy,
+    wrap180,
     wrap360,
     yaw_difference,
 )
@@ -85,7 +94,8 @@ GRANULAR: list[tuple[str, str, float, float, float, float]] = [
     ("ccw", "91 to 135 degrees counter-clockwise", 90.0, 135.0, 90.0, 135.0),
     ("either", "About 180 degrees, either direction", 135.0, 180.0, 135.0, 225.0),
 ]
-MAX_TRIES = 80
+# layouts tried per draw; the coarse apparent margin rejects about half of them
+MAX_TRIES = 160
 # stricter than the default floor: a street object's front (a face, headlights) must be
 # legible, which 600 px do not guarantee for a person seen from afar. Raised after the
 # round-2 careful judge misread granular facings of street pairs: both must be large.
@@ -102,6 +112,18 @@ DISTRACTOR_MIN_SIDE = 60.0
 STREET_ELEVATION = (20.0, 40.0)
 # projected box area per required visible pixel, below which the render is skipped
 BOX_PER_PIXEL = 2.0
+# Share of a narrow granular bin (<= NARROW_BIN_DEG) the drawn turn keeps from its edges:
+# more than DORI's single-object third, because the answer combines two readings from one
+# oblique view (B's heading and the direction to A), whose errors add. The round-4
+# careful judge misread a horse's three-quarter turn 15.6 degrees inside an edge.
+PAIR_MARGIN_FRAC = 0.4
+# Share of its bin the perspective-uncompensated coarse reading keeps from the edges: two
+# chairs with equal headings 22 degrees apart in azimuth show sides 21 degrees apart, and
+# the round-4 careful judge read them as 45 degrees apart.
+APPARENT_MARGIN_FRAC = 0.2
+# fresh draws of B's heading on one layout before the layout is redrawn: a wide azimuth
+# gap leaves no heading that keeps both readings inside the bin
+YAW_DRAWS = 6
 
 
 def coarse_text(a_obj: Any, b_obj: Any) -> str:
@@ -151,16 +173,23 @@ STEPS = [
 ]
 
 
+def pair_margin_frac(ctx: TaskContext, granularity: str, bin_width: float) -> float:
+    """DORI's bin margin (:func:`margin_frac`); the granular turn's narrow bins keep
+    :data:`PAIR_MARGIN_FRAC` (the coarse answer is held by its apparent margin instead)."""
+    frac = margin_frac(ctx, bin_width)
+    return max(frac, PAIR_MARGIN_FRAC) if granularity == "granular" and bin_width <= NARROW_BIN_DEG else frac
+
+
 def _target_yaw_b(ctx: TaskContext, scene: Scene, granularity: str, k: int) -> float:
     a, b = scene.object("obj0"), scene.object("obj1")
     sign = 1.0 if ctx.rng.random() < 0.5 else -1.0
     if granularity == "coarse":
         lo, hi = COARSE_SIGNED[k]
-        frac = margin_frac(ctx, hi - lo)
+        frac = pair_margin_frac(ctx, granularity, hi - lo)
         d = abs(float(ctx.rng.uniform(lo + frac * (hi - lo) + 0.2, hi - frac * (hi - lo) - 0.2)))
         return float(wrap360(a.pose.yaw + sign * d))
     dr, _, _, _, lo, hi = GRANULAR[k]
-    frac = margin_frac(ctx, hi - lo)
+    frac = pair_margin_frac(ctx, granularity, hi - lo)
     m = abs(float(ctx.rng.uniform(lo + frac * (hi - lo) + 0.2, hi - frac * (hi - lo) - 0.2)))
     m = 360.0 - m if m > 180.0 else m
     r = -m if dr == "cw" else m if dr == "ccw" else sign * m
@@ -179,6 +208,31 @@ def _margin(scene: Scene, granularity: str) -> dict[str, float]:
     text = granular_text(r)
     _, _, _, _, lo, hi = next(g for g in GRANULAR if g[1] == text)
     return signed_bin_margin(abs(r), lo, hi)
+
+
+def line_of_sight_azimuth(scene: Scene, object_id: str) -> float:
+    """Ground-plane angle (degrees, CCW positive) from the camera's axis to the line of sight
+    to the object: what an uncompensated reading adds to the object's heading."""
+    cam = scene.camera("main")
+    return signed_angle_xy(cam.forward(), point_of(scene.object(object_id)) - np.asarray(cam.position, dtype=float))
+
+
+def apparent_margin(scene: Scene) -> dict[str, float]:
+    """Margin of the coarse answer as read without compensating perspective: each heading
+    taken against the camera's axis, i.e. ``yaw_difference - (az_B - az_A)``, scored
+    against the true answer's bin (negative when the reading falls in another bin)."""
+    a, b = scene.object("obj0"), scene.object("obj1")
+    true_d = abs(yaw_difference(a, b))
+    lo, hi = next(sb for sb, (_, _, l0, h0) in zip(COARSE_SIGNED, COARSE) if l0 <= true_d <= h0)
+    seen = yaw_difference(a, b) - line_of_sight_azimuth(scene, "obj1") + line_of_sight_azimuth(scene, "obj0")
+    return signed_bin_margin(abs(float(wrap180(seen))), lo, hi)
+
+
+def _apparent_ok(scene: Scene, granularity: str) -> bool:
+    if granularity != "coarse":
+        return True
+    m = apparent_margin(scene)
+    return m["deg"] >= APPARENT_MARGIN_FRAC * m["bin_width"]
 
 
 def _oblique(scene: Scene, object_id: str) -> bool:
@@ -217,8 +271,13 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_sa
             continue
         if k is not None:
             b = scene.object("obj1")
-            b.pose.yaw = round(_target_yaw_b(ctx, scene, granularity, k), 6)
             others = [Rect.of(o) for o in scene.objects if o.id != "obj1"]
+            for _ in range(YAW_DRAWS):
+                b.pose.yaw = round(_target_yaw_b(ctx, scene, granularity, k), 6)
+                if _apparent_ok(scene, granularity):
+                    break
+            else:
+                continue
             if any_overlap(Rect.of(b), others, 0.2):
                 continue
         vis = visibility(scene.objects, scene.camera("main"), margin=2.0)
@@ -260,10 +319,18 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
     marks = readability.overlay_mask(result.rgb, rgb)
     objects = {name: {**readability.object_facts(result.instance, idx + 1, marks), "luminance": luminance[name]}
                for idx, name in ((0, "A"), (1, "B"))}
-    record: dict[str, Any] = {"objects": objects, "contract": CONTRACT.to_dict(),
+    contract = CONTRACT
+    if k is not None:
+        bm = _margin(scene, granularity)
+        contract = dataclasses.replace(contract, min_bin_margin_frac=pair_margin_frac(ctx, granularity, bm["bin_width"]))
+        if coarse:
+            contract = dataclasses.replace(contract, min_apparent_margin_frac=APPARENT_MARGIN_FRAC)
+    record: dict[str, Any] = {"objects": objects, "contract": contract.to_dict(),
                               "view": {name: _view(scene, oid) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
     if k is not None:
-        record["bin_margin"] = _margin(scene, granularity)
+        record["bin_margin"] = bm
+        if coarse:
+            record["apparent_bin_margin"] = apparent_margin(scene)
     check_readable(record)
     ctx.add_scene(scene)
     image = ctx.save_image(rgb, granularity)
