@@ -15,7 +15,7 @@ The record (any subset of the keys)::
      "winner_margin": {"value": float, "min": float, "unit": str},
      "view": {"elevation_deg": float, "readable_elevation": [lo, hi],
               "front_back_confusable": bool, "mark": str, "head_on_readable": bool,
-              "tip_readable": bool},
+              "tip_readable": bool, "face_square_deg": float},
      "contract": {...}}          # the thresholds the generator used, if not the defaults
 
 ``NAME`` is whatever the question calls the object (its role or its label).
@@ -66,6 +66,9 @@ class Contract:
 
 
 DEFAULT_CONTRACT = Contract()
+# a frontless target with flat sides (``view["face_square_deg"]``) keeps every side at least
+# this far from square to the camera, so no side reads as a front that faces the viewer
+MIN_FRONTLESS_OBLIQUE_DEG = 20.0
 
 
 @timing.timed("masks")
@@ -155,6 +158,9 @@ def problems(record: dict[str, Any] | None) -> list[str]:
         if view.get("tip_readable") is False:
             out.append(f"target tipped onto a side or its back, where its heading does not read "
                        f"(mark {view.get('mark', '?')})")
+        if view.get("face_square_deg") is not None and view["face_square_deg"] < MIN_FRONTLESS_OBLIQUE_DEG - 1e-9:
+            out.append(f"frontless target shows a side {view['face_square_deg']:.1f}° from square to the camera "
+                       f"(< {MIN_FRONTLESS_OBLIQUE_DEG:g}°): 'it already faces the camera' reads as true")
         if view.get("front_back_confusable"):
             out.append(f"target's front is easily taken for its back (mark {view.get('mark', '?')})")
     return out

@@ -27,6 +27,7 @@ from perspecta.dataset.item import Item
 from perspecta.suites.context import TaskContext
 from perspecta.suites.facts import Facts
 from perspecta.suites.dori.audit import PRIMITIVE_CATEGORIES
+from perspecta.world.oracle import egocentric_facing
 from perspecta.suites.dori.common import (
     PROC_SHARE,
     OptionValuesFacts,
@@ -210,9 +211,17 @@ def _pick(ctx: TaskContext, control: bool) -> Any:
     return pool[int(ctx.rng.integers(len(pool)))]
 
 
+# An object with a front is shown from its front half: up and down are read from the
+# features a front shows (a face, a seat, a keyboard). A careful judge took the pillows of
+# a sofa seen from behind, turned 90 degrees, for its feet: a plain back is a slab.
+MAX_FACING_DEG = 100.0
+
+
 def _render(ctx: TaskContext, granularity: str, control: bool, tall: bool) -> tuple[Scene, Any, np.ndarray, dict[str, Any]]:
     asset = _pick(ctx, control)
     scene = studio_scene(ctx, asset, granularity, elevation_range=(0.0, 20.0), n_distractors=0)
+    if asset.has_front and abs(egocentric_facing(scene.object("obj0"), scene.camera("main"))) > MAX_FACING_DEG:
+        raise Unreadable(f"{asset.asset_id}: seen from behind, where which way is up does not read")
     scene.ground = None
     cam = scene.camera("main")
     scene.light = Light(direction=tuple(float(c) for c in cam.forward()), intensity=0.9, ambient=0.4)  # type: ignore[arg-type]

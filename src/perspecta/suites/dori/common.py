@@ -67,6 +67,14 @@ ROUND_REAL = (
     "sh3d:blendswap-cc-0/barrel", "sh3d:blendswap-cc-by/cafe_set_mota_table", "sh3d:scopia/little_lamp3",
     "sh3d:katorlegaz/pedestal-vase-lamp", "sh3d:blendswap-cc-0/desklamp",
 )  # fmt: skip
+# frontless shapes whose every turn looks alike from the side (procedural primitives)
+ROUND_CATEGORIES = ("ball", "cylinder")
+# A frontless target with flat sides (a gift box, a crate) is never shown with a side
+# within this many degrees of square to the camera: a careful judge answered "it already
+# faces the camera" for a gift box so shown — whichever side is its front, that reading
+# holds, so "Cannot be determined" was not the only defensible answer. Turned obliquely,
+# every side gives a different answer and only "Cannot be determined" is consistent.
+FRONTLESS_OBLIQUE_DEG = readability.MIN_FRONTLESS_OBLIQUE_DEG
 # share of procedural assets among targets, the same with and without an answer: with
 # it, the asset source is independent of the key (primitives are then a small share of CBD)
 PROC_SHARE = 0.15
@@ -226,7 +234,25 @@ def target_view(scene: Scene, asset: AssetInfo, object_id: str = "obj0", camera:
                              category=obj.category)
     view["person_back"] = bool(obj.has_front and obj.category == "person"
                                and abs(float(egocentric_facing(obj, cam))) > PERSON_BACK_DEG)
+    if has_faces(obj.asset_id, obj.category, obj.has_front):
+        view["face_square_deg"] = round(face_square_deg(scene, object_id, camera), 3)
     return view
+
+
+def has_faces(asset_id: str, category: str, has_front: bool) -> bool:
+    """Whether a frontless target has flat sides that could be taken for a front (a crate,
+    a gift box, a rectangular table): everything frontless but round shapes."""
+    return not has_front and asset_id not in ROUND_REAL and category not in ROUND_CATEGORIES
+
+
+def face_square_deg(scene: Scene, object_id: str = "obj0", camera: str = "main") -> float:
+    """Smallest ground-plane angle (0-45 degrees) between the line of sight and one of the
+    object's four side axes (its +-X and +-Y): 0 = a side is square to the camera."""
+    from perspecta.world.oracle import signed_angle_xy
+
+    obj, cam = scene.object(object_id), scene.camera(camera)
+    a = abs(signed_angle_xy(np.asarray(cam.position, dtype=float) - obj.center(), obj.front_vector())) % 90.0
+    return float(min(a, 90.0 - a))
 
 
 def signed_bin_margin(angle: float, lo: float, hi: float) -> dict[str, float]:
@@ -533,8 +559,11 @@ def studio_scene(ctx: TaskContext, asset: AssetInfo, suffix: str, **kwargs: Any)
             raise Unreadable(f"{asset.asset_id}: front unreadable at elevations {args['elevation_range']}")
         args["elevation_range"] = window
     args.setdefault("distractor_categories", distractor_categories(ctx, asset, int(args.get("n_distractors", 0))))
-    return sample_studio(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{suffix}", seed=ctx.seed,
-                         asset_id=asset.asset_id, image_size=image_size(ctx), **args)
+    scene = sample_studio(ctx.rng, ctx.library, scene_id=f"{ctx.scene_prefix}-{suffix}", seed=ctx.seed,
+                          asset_id=asset.asset_id, image_size=image_size(ctx), **args)
+    if has_faces(asset.asset_id, asset.category, asset.has_front) and face_square_deg(scene) < FRONTLESS_OBLIQUE_DEG:
+        raise Unreadable(f"{asset.asset_id}: frontless target shows a side square to the camera")
+    return scene
 
 
 def draw_tag(rgb: np.ndarray, instance: np.ndarray, index: int, label: str,

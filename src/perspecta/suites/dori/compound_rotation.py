@@ -60,6 +60,10 @@ COARSE = {
     "both": "Both a turn about the vertical axis and a tip about the horizontal axis",
 }
 H_STEPS = tuple(range(45, 360, 45))  # coarse turns: any multiple of 45 degrees
+# coarse turns combined with a tip: at least 90 degrees either way. A 45-degree turn of an
+# object that then lies on its side barely changes which way it seems to face (a careful
+# judge read a man turned 45 degrees and laid down as "only a tip").
+H_STEPS_TIPPED = (90, 135, 180, 225, 270)
 V_STEPS = (90, 180, 270)  # coarse tips: the object lies or stands on its head, never leans on an edge
 # a tip about the camera's left-right axis shows only through foreshortening from eye
 # level, so the camera looks down on the object; and both poses must be large
@@ -198,7 +202,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
         h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
     elif coarse:
         key = list(COARSE)[k]
-        h = 0 if key in ("none", "horizontal_axis_only") else int(H_STEPS[int(ctx.rng.integers(len(H_STEPS)))])
+        steps = H_STEPS_TIPPED if key == "both" else H_STEPS
+        h = 0 if key in ("none", "horizontal_axis_only") else int(steps[int(ctx.rng.integers(len(steps)))])
         v = 0 if key in ("none", "vertical_axis_only") else int(V_STEPS[int(ctx.rng.integers(len(V_STEPS)))])
     else:
         h, v = PAIRS[k]
