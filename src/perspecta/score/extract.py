@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perspecta.dataset.item import Item
+from perspecta.score.relation import filter_relations
 
 _WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
           "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
@@ -101,8 +102,9 @@ _JSON = re.compile(r"""["'](?:final[ _]?)?answer["']\s*:\s*(?:"([^"\n]*)"|'([^'\
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
-    r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b|答案|回答)"
-    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé]|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b"
+    r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答)"  # "Respuesta final: B"
+    r"\s*(?:(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\b|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
     r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
     re.IGNORECASE,
 )
@@ -214,6 +216,10 @@ class _Reader:
     def span(self, span: str) -> Reading:
         raise NotImplementedError
 
+    def names(self) -> tuple[str, ...]:
+        """The normalised option texts or candidates a reply may name (for the relation check)."""
+        return ()
+
     def lead(self, text: str) -> Reading:
         return None
 
@@ -250,10 +256,10 @@ class _Reader:
         return None
 
 
-_LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*])")
+_LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
-_PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?\.?\s*")
+_PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
 
@@ -261,6 +267,9 @@ class _ChoiceReader(_Reader):
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self.labels = [o.label for o in item.options]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.texts.values())
 
     @functools.cached_property
     def texts(self) -> dict[str, str]:
@@ -563,6 +572,9 @@ class _OpenReader(_Reader):
         self.candidates = {normalise(str(c)): str(c) for c in (cands or []) if normalise(str(c))}
         self.numeric = bool(self.candidates) and all(_NUMBER.fullmatch(c) for c in self.candidates)
 
+    def names(self) -> tuple[str, ...]:
+        return () if self.numeric else tuple(self.candidates)
+
     def _named(self, text: str) -> set[str]:
         norm = normalise(text)
         if self.numeric:
@@ -758,7 +770,7 @@ def parse(response: str | None, item: Item) -> Parse:
     if response is None or not response.strip():
         return Parse(None, "none")
     reader = _reader(item)
-    body = _body(response)
+    body = filter_relations(_body(response), item.question, reader.names())
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
         ("tag", lambda: _after_tags(body, reader)),
