@@ -83,6 +83,8 @@ def normalise(text: str) -> str:
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
     text = re.sub(r"\btowards\b", "toward", text)
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
+    text = re.sub(r"\bccw\b", "counterclockwise", re.sub(r"\bcw\b", "clockwise", text))
+    text = re.sub(r"\b(left|right)wards?\b", r"\1ward", text)
     text = text.translate(_PUNCT)
     words = []
     for w in text.split():
@@ -324,6 +326,9 @@ class _ChoiceReader(_Reader):
         for other, t in self.texts.items():
             if other != lab and follow.startswith(t) and not follow.startswith(own):
                 return AMBIGUOUS  # "B. Facing toward the camera" when that is A's text
+        gloss = re.match(r"\s*[(\-–—:]\s*([^()\n]{1,60}?)\s*\)?\s*(?:[.;,!]|$)", rest)
+        if gloss and self._leading_text(gloss.group(1)) not in (None, lab):
+            return AMBIGUOUS  # "B (counter-clockwise)" when that is C's text: the letter and its gloss disagree
         return lab
 
     # -- option texts
@@ -379,6 +384,9 @@ class _ChoiceReader(_Reader):
             said = words - _LITTLE_WORDS - (set(self.texts[lab].split()) - core - _NEGATORS)
             if said and said <= core:
                 fits[lab] = said
+        exact = [lab for lab, said in fits.items() if said == self._cores[lab]]
+        if len(fits) > 1 and len(exact) == 1 and all(self._cores[exact[0]] < self._cores[o] for o in fits if o != exact[0]):
+            fits = {exact[0]: fits[exact[0]]}  # "Same direction." is "the same direction", not "partially the same …"
         if len(fits) != 1:
             return None  # "Same." fits "the same direction" and "partially the same direction"
         lab, said = fits.popitem()
@@ -803,7 +811,8 @@ _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although
 # Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
 # back even an explicit answer; a mere concession ("although D might seem plausible") does not.
 _ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
-                   r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b", re.IGNORECASE)
+                   r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b"
+                   r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b", re.IGNORECASE)
 _CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
                          re.IGNORECASE)
 
