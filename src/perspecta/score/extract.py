@@ -261,6 +261,8 @@ class _Reader:
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
+_VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
+                      r"(?![A-Za-z])", re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
@@ -465,8 +467,22 @@ class _ChoiceReader(_Reader):
             return AMBIGUOUS
         return found.pop() if found else None
 
+    def _verdicts(self, text: str) -> Reading:
+        """A verdict per option ("A: no. B: yes. C: no.", "A) no  B) no  C) yes"): the one option marked
+        right, AMBIGUOUS if none or several are; None when the reply is not such a list."""
+        marks = {m.group(1): m.group(2).lower() for m in _VERDICT.finditer(text) if m.group(1) in self.labels}
+        if len(marks) < 2:
+            return None
+        right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔")]
+        if not right and not _VERDICT.match(text.lstrip()):
+            return None  # "**B**\nA: wrong …\nC: wrong …": the other options ruled out after the answer
+        return right[0] if len(right) == 1 else AMBIGUOUS
+
     def lead(self, text: str) -> Reading:
         text = _clean_span(text)
+        got = self._verdicts(text)
+        if got is not None:
+            return got
         got = self._leading_label(text, strict=True)
         return got if got is not None else self._leading_text(text)
 
@@ -479,6 +495,8 @@ class _ChoiceReader(_Reader):
         return None
 
     def lists(self, lines: list[str]) -> bool:
+        if self._verdicts("\n".join(lines)) is not None:
+            return False  # a verdict per option picks one (or none): read by ``lead``
         return len({self._leading_label(_clean_span(ln), strict=True) for ln in lines} - {None, AMBIGUOUS}) > 1
 
     def bare(self, text: str) -> Reading:
@@ -731,7 +749,14 @@ def _json_values(text: str) -> list[str]:
             for k, v in obj.items():
                 if k.lower() in ("answer", "final_answer") and isinstance(v, (int, float)) and not isinstance(v, bool):
                     out.append(str(v))
+                elif k.lower() in _CHOICE_KEYS and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                    out.append(str(v))  # {"choice": "b"}; {"answer": "B", "option_text": <C's text>} disagrees
     return out
+
+
+# JSON keys other than "answer" that also state the chosen answer (and so must agree with it)
+_CHOICE_KEYS = {"choice", "option", "option_text", "answer_text", "selected", "selected_option", "selection",
+                "letter", "label", "final_choice", "prediction"}
 
 
 _CONDITION = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case)\b|^\W*were\b", re.IGNORECASE)
