@@ -84,7 +84,7 @@ def normalise(text: str) -> str:
     text = re.sub(r"\btowards\b", "toward", text)
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = re.sub(r"\bccw\b", "counterclockwise", re.sub(r"\bcw\b", "clockwise", text))
-    text = re.sub(r"\b(left|right)wards?\b", r"\1ward", text)
+    text = re.sub(r"\b(left|right)wards?\b", r"\1", text)  # "Leftward." answers "to the left"
     text = text.translate(_PUNCT)
     words = []
     for w in text.split():
@@ -335,12 +335,12 @@ class _ChoiceReader(_Reader):
 
     # -- option texts
 
-    def _mentions(self, text: str) -> dict[str, list[tuple[int, int]]]:
-        """Where each option's text occurs in ``text`` (normalised); a text inside a longer option's
-        text only counts where that longer text does not."""
+    def _mentions(self, text: str, heads: bool = False) -> dict[str, list[tuple[int, int]]]:
+        """Where each option's text (``heads``: or head) occurs in ``text`` (normalised); a text inside a
+        longer option's text only counts where that longer text does not."""
         norm = normalise(text)
         spans: dict[str, list[tuple[int, int]]] = {}
-        for lab, t in self.texts.items():
+        for lab, t in (self._named_forms if heads else self.texts.items()):
             for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", norm):
                 spans.setdefault(lab, []).append((m.start(), m.end()))
         for lab in list(spans):
@@ -353,11 +353,27 @@ class _ChoiceReader(_Reader):
                 del spans[lab]
         return spans
 
-    def _affirmed(self, text: str) -> set[str]:
+    @functools.cached_property
+    def _named_forms(self) -> list[tuple[str, str]]:
+        """(label, text) pairs a reply may name an option by: its text, and its head when the head says
+        more than yes/no ("It needs to turn clockwise." names "Clockwise (seen from above)")."""
+        heads = [(lab, h) for lab, h in self.heads.items()
+                 if set(h.split()) - _LITTLE_WORDS - _NEGATORS - {"yes"}]
+        return list(self.texts.items()) + heads
+
+    def _affirmed(self, text: str, heads: bool = False) -> set[str]:
+        """``heads``: an option may be named by its head too, unless qualified ("slightly leftward")."""
         norm = normalise(text)
-        return {lab for lab, where in self._mentions(text).items()
-                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e))
+        return {lab for lab, where in self._mentions(text, heads).items()
+                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e)
+                            or (heads and _QUALIFIED.search(norm[max(0, s - 20):s])))
                        for s, e in where)}
+
+    def _labelled(self, text: str) -> set[str]:
+        """Labels a sentence names as the choice, outside an answer phrase: "Image C shows the right side",
+        "matches candidate D", "**B** is correct"."""
+        return {m.group(1) or m.group(2) for m in _LABELLED.finditer(text)
+                if (m.group(1) or m.group(2)) in self.labels and not _negated(text, m.start(), m.end())}
 
     @functools.cached_property
     def _cores(self) -> dict[str, set[str]]:
@@ -500,15 +516,19 @@ class _ChoiceReader(_Reader):
         return len({self._leading_label(_clean_span(ln), strict=True) for ln in lines} - {None, AMBIGUOUS}) > 1
 
     def bare(self, text: str) -> Reading:
-        found = self._affirmed(text)
+        found = self._affirmed(text, heads=True) | self._labelled(text)
         if found and (_DECLINE.search(text) or any(
-                re.search(r"\bor\b", s, re.IGNORECASE) and self._affirmed(s) for s in re.split(r"[.!?;\n]", text))):
+                re.search(r"\bor\b", s, re.IGNORECASE) and self._affirmed(s, heads=True)
+                for s in re.split(r"[.!?;\n]", text))):
             return AMBIGUOUS  # "135°, clockwise or counterclockwise, I cannot tell"
         if len(found) > 1:
             return AMBIGUOUS
         return found.pop() if found else None
 
 
+_QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
+_LABELLED = re.compile(r"\b(?:answer|option|choice|candidate|image|picture)\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
+                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?:is|seems|looks)\s+(?:the\s+)?(?:correct|right|best)\b")
 _LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
                  "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
 _NEGATORS = {"no", "not", "cannot", "never", "without"}
