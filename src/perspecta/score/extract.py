@@ -359,7 +359,13 @@ class _ChoiceReader(_Reader):
         more than yes/no ("It needs to turn clockwise." names "Clockwise (seen from above)")."""
         heads = [(lab, h) for lab, h in self.heads.items()
                  if set(h.split()) - _LITTLE_WORDS - _NEGATORS - {"yes"}]
-        return list(self.texts.items()) + heads
+        # and the rest after a head cut off by a comma, an apposition that says something of its own
+        # ("Turned sideways, perpendicular to the camera"); not what follows a colon ("No change needed: …")
+        commas = {o.label for o in self.item.options if o.text and re.match(r"[^,:(]*,", o.text)}
+        tails = [(lab, self.texts[lab][len(h):].strip()) for lab, h in self.heads.items()
+                 if lab in commas and self.texts[lab].startswith(h + " ")
+                 and len(set(self.texts[lab][len(h):].split()) - _LITTLE_WORDS) >= 2]
+        return list(self.texts.items()) + heads + tails
 
     def _affirmed(self, text: str, heads: bool = False) -> set[str]:
         """``heads``: an option may be named by its head too, unless qualified ("slightly leftward")."""
@@ -428,7 +434,7 @@ class _ChoiceReader(_Reader):
     def _leading_head(self, text: str) -> Reading:
         """A reply that opens with one option's head and a pause: "No, it has not rotated." for "No, the
         object has not rotated"; another option's head, or "or", in the same clause makes it no answer."""
-        m = re.match(r"\s*([^,.:;!?\n(]+)(?:[,.:;!]|$)", text)
+        m = re.match(r"\s*([^,.:;!?\n(]+?)(?:\s+[-–—]\s+|\s*[,.:;!]|\s*$)", text)  # "No - it was flipped."
         lab = next((lab for lab, h in self.heads.items() if m and normalise(m.group(1)) == h), None)
         if lab is None:
             return None
@@ -508,6 +514,10 @@ class _ChoiceReader(_Reader):
             m.group(2) is None or normalise(m.group(2)) == self.texts.get(m.group(1).upper()))
         if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
+        last = re.split(r"(?<=[.!?])\s+", line.strip())[-1]
+        m = re.fullmatch(r"\(?([A-Z])\)?[.!]?", last)
+        if m and m.group(1) in self.labels and last != line.strip():
+            return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
 
     def lists(self, lines: list[str]) -> bool:
@@ -527,8 +537,8 @@ class _ChoiceReader(_Reader):
 
 
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
-_LABELLED = re.compile(r"\b(?:answer|option|choice|candidate|image|picture)\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
-                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?:is|seems|looks)\s+(?:the\s+)?(?:correct|right|best)\b")
+_LABELLED = re.compile(r"\b(?i:answer|option|choice|candidate|image|picture)\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
+                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
 _LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
                  "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
 _NEGATORS = {"no", "not", "cannot", "never", "without"}
