@@ -23,10 +23,10 @@ _RIGHT_BEFORE = r"(?:on|to|at|toward|my|your|its|his|her|their|further|farther|m
 _POLES: dict[str, str] = {
     "left": r"\bleft(?:most|ward|wards|-hand)?\b",
     "right": rf"(?:\b{_RIGHT_BEFORE}\s+right\b|\bright(?=\s+(?:side|hand|edge|half|of|wall|corner)\b)|"
-             r"\bright(?:most|ward|wards|-hand)\b)",
+             r"\bright(?:most|ward|wards|-hand)\b|^right\b|\bright$)",  # "Right: cylinder", "cylinder (right)"
     "front": r"\bin front\b|\bfront(?:most)?\b|\bforeground\b|\bahead\b",
     "behind": r"\bbehind\b|\bback\b|\brear\b|\bbackground\b",
-    "closer": r"\bclos(?:e|er|est)\b|\bnear(?:er|est|by)?\b",
+    "closer": r"\bclos(?:e|er|est)\b|\bnear(?:er|est|by)?\b|\bnext to\b|\bbeside\b|\badjacent\b",
     "farther": r"\bfar(?:ther|thest)?\b|\bfurthe(?:r|st)\b|\bdistant\b",
     "above": r"\babove\b|\bhigher\b|\bhighest\b|\bon top\b",
     "below": r"\bbelow\b|\bbeneath\b|\bunder(?:neath)?\b|\blower\b|\blowest\b",
@@ -67,7 +67,7 @@ def relational(names: tuple[str, ...]) -> bool:
     return any(_ANY_POLE.search(n) for n in names)
 
 
-_PREPOSITION_POLES = {"behind", "above", "below", "beneath", "under", "underneath"}
+_PREPOSITION_POLES = {"behind", "above", "below", "beneath", "under", "underneath", "next to", "beside", "near"}
 
 
 def _raw_mentions(clause: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
