@@ -82,6 +82,7 @@ def normalise(text: str) -> str:
     text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
     text = re.sub(r"\btowards\b", "toward", text)
+    text = re.sub(r"\bfac(?:es|ing)\s+(?=toward|away)", "facing ", text)  # "It faces toward the camera"
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
     text = re.sub(r"\bccw\b", "counterclockwise", re.sub(r"\bcw\b", "clockwise", text))
     text = re.sub(r"\b(left|right)wards?\b", r"\1", text)  # "Leftward." answers "to the left"
@@ -637,6 +638,9 @@ class _OpenReader(_Reader):
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
             if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
                 return named | {"<estimate>"}  # "about 3", "2-3" name no single count
+            single = re.search(r"\bsingle\b", norm)
+            if single and "1" in self.candidates and not _negated(norm, single.start(), single.end()):
+                named.add("1")  # "there is a single wardrobe"
             if "0" in self.candidates and _NONE_COUNT.search(norm) and not _DECLINE.search(norm):
                 named.add("0")  # "there are no chairs", "none": a count of zero
             if named and _BOUND.search(norm):
