@@ -34,6 +34,8 @@ _POLES: dict[str, str] = {
     "counterclockwise": r"\bcounterclockwise\b",
 }
 _POLE_RE = {pole: re.compile(p) for pole, p in _POLES.items()}
+_POLE_WORD = re.compile(r"left|right|front|ahead|behind|back|rear|clos|near|next|beside|adjacent|far|furth|distant|"
+                        r"above|high|top|below|beneath|under|low|clockwise")  # a cheap prefilter on raw text
 _ANY_POLE = re.compile("|".join(f"(?:{p})" for p in _POLES.values()))
 # "which (object|of the two objects|…) is/appears … <relation> …?": the question's asking clause.
 _ASKING = re.compile(r"\bwhich\b(?:\s+[\w',]+){0,6}?\s+(?:is|are|appears?|would\s+be|lies|sits|stands|seems)\b"
@@ -70,13 +72,16 @@ def relational(names: tuple[str, ...]) -> bool:
 _PREPOSITION_POLES = {"behind", "above", "below", "beneath", "under", "underneath", "next to", "beside", "near"}
 
 
+@functools.lru_cache(maxsize=1 << 10)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for all the names as written (case, hyphens and runs of spaces aside), longest first."""
+    forms = [r"[\s\-]+".join(map(re.escape, n.split())) for n in sorted(names, key=len, reverse=True)]
+    return re.compile(rf"(?<!\w)(?:{'|'.join(forms)})(?!\w)", re.IGNORECASE)
+
+
 def _raw_mentions(clause: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Where the names occur in the clause as written (case, hyphens and runs of spaces aside)."""
-    out = []
-    for n in names:
-        words = r"[\s\-]+".join(map(re.escape, n.split()))
-        out += [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){words}(?!\w)", clause, re.IGNORECASE)]
-    return out
+    """Where the names occur in the clause as written."""
+    return [(m.start(), m.end()) for m in _names_pattern(names).finditer(clause)]
 
 
 def _landmark(before: str, asked: str) -> bool:
@@ -119,6 +124,9 @@ def filter_relations(text: str, question: str, names: tuple[str, ...]) -> str:
     asked = asked_pole(question)
     if asked is None or relational(names):
         return text
+    low = text.lower()
+    if not any(n.split()[0] in low for n in names) or not _POLE_WORD.search(low):
+        return text  # the common case, cheaply: no option named, or no relation stated
     out, last = [], 0
     for m in list(_CLAUSE_SPLIT.finditer(text)) + [None]:
         end = m.start() if m else len(text)
