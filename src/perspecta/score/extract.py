@@ -3,12 +3,15 @@
 Extraction is a small grammar (written out with examples in ``docs/scoring.md``). It
 reads a reply the way a careful person does and never looks at the gold answer: only
 the item's *format* (answer type, option labels and texts, and for open items the
-candidate answers listed in ``metadata["candidates"]``) is used, so changing the gold
-answer can never change what is read. Levels, most explicit first; the first level
+candidate answers listed in ``metadata["candidates"]``) and its question are used, so changing
+the gold answer can never change what is read. The question serves one purpose: when it asks
+which object stands in a relation ("which object is on the left?"), a clause naming an option
+in another relation ("The laptop is on the right.") is dropped before reading
+(:mod:`perspecta.score.relation`). Levels, most explicit first; the first level
 that finds an answer decides:
 
 1. ``<answer>…</answer>`` tags (after dropping ``<think>…</think>`` reasoning);
-2. a JSON ``"answer"`` field;
+2. a JSON ``"answer"`` field (and ``"choice"``-like keys, which must agree with it);
 3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
    correct option is``, ``I choose``;
 4. ``\\boxed{…}``;
