@@ -36,7 +36,8 @@ def _golds(row: dict) -> list[str]:
 
 def _item(row: dict, gold: str) -> Item:
     suite = {"mcq": "dori", "yesno": "lrr", "open": "pcsr"}[row["kind"]]
-    return Item(id="corpus/0", suite=suite, task="t", question=row.get("question", "Q"), images=[], answer_type=row["kind"],
+    return Item(id="corpus/0", suite=suite, task="t", question=row.get("question", "Q"), images=[],
+                answer_type=row["kind"],
                 answer=gold, options=[Option(**o) for o in row.get("options", [])],
                 metadata={"candidates": row["candidates"]} if "candidates" in row else {})
 

@@ -110,7 +110,8 @@ _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
     r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b"
     r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答)"  # "Respuesta final: B"
-    r"\s*(?:(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\b|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"\s*(?:(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\b|是|为)\s*:?|[:=：]|\s[-–—](?=\s))"
+    r"\s*([^\n]*)"
     r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
     re.IGNORECASE,
 )
@@ -265,7 +266,8 @@ class _Reader:
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
-_VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
+_VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
+                      r"(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
                       r"(?![A-Za-z])", re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
@@ -413,7 +415,8 @@ class _ChoiceReader(_Reader):
             if said and said <= core:
                 fits[lab] = said
         exact = [lab for lab, said in fits.items() if said == self._cores[lab]]
-        if len(fits) > 1 and len(exact) == 1 and all(self._cores[exact[0]] < self._cores[o] for o in fits if o != exact[0]):
+        if len(fits) > 1 and len(exact) == 1 and all(
+                self._cores[exact[0]] < self._cores[o] for o in fits if o != exact[0]):
             fits = {exact[0]: fits[exact[0]]}  # "Same direction." is "the same direction", not "partially the same …"
         if len(fits) != 1:
             return None  # "Same." fits "the same direction" and "partially the same direction"

@@ -43,7 +43,8 @@ _ASKING = re.compile(r"\bwhich\b(?:\s+[\w',]+){0,6}?\s+(?:is|are|appears?|would\
 _NEGATED_POLE = r"\b(?:not|never|neither|nor)\s+(?:\w+\s+){0,2}$"
 # A clause ends at a sentence stop, a comma, a closing bracket ("teddy bear (left), cylinder (right)"), an
 # answer tag, or a conjunction that starts a new statement.
-_CLAUSE_SPLIT = re.compile(r"[.;!?\n]+(?=\s|$)|[,)]|</?answer>|\b(?:and|but|while|whereas|whilst|so|because|since|then)\b"
+_CLAUSE_SPLIT = re.compile(r"[.;!?\n]+(?=\s|$)|[,)]|</?answer>"
+                           r"|\b(?:and|but|while|whereas|whilst|so|because|since|then)\b"
                            r"|->|→", re.IGNORECASE)
 
 
