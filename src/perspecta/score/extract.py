@@ -381,11 +381,14 @@ class _ChoiceReader(_Reader):
                             or (heads and _QUALIFIED.search(norm[max(0, s - 20):s])))
                        for s, e in where)}
 
-    def _labelled(self, text: str) -> set[str]:
+    def _labelled(self, text: str, *, any_kind: bool = False) -> set[str]:
         """Labels a sentence names as the choice, outside an answer phrase: "Image C shows the right side",
-        "matches candidate D", "**B** is correct"."""
-        return {m.group(1) or m.group(2) for m in _LABELLED.finditer(text)
-                if (m.group(1) or m.group(2)) in self.labels and not _negated(text, m.start(), m.end())}
+        "matches candidate D", "**B** is correct". "Option A"/"Image A" read so only where the options are
+        images (for text options it is reasoning about option A); ``any_kind``: every such label."""
+        images = any_kind or any(o.image is not None for o in self.item.options)
+        return {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
+                if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
+                and not _negated(text, m.start(), m.end())}
 
     @functools.cached_property
     def _cores(self) -> dict[str, set[str]]:
@@ -534,6 +537,8 @@ class _ChoiceReader(_Reader):
 
     def bare(self, text: str) -> Reading:
         found = self._affirmed(text, heads=True) | self._labelled(text)
+        if found and self._labelled(text, any_kind=True) - found:
+            return AMBIGUOUS  # "The front points leftward; answer E."
         if found and (_DECLINE.search(text) or any(
                 re.search(r"\bor\b", s, re.IGNORECASE) and self._affirmed(s, heads=True)
                 for s in re.split(r"[.!?;\n]", text))):
@@ -544,7 +549,7 @@ class _ChoiceReader(_Reader):
 
 
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
-_LABELLED = re.compile(r"\b(?i:answer|option|choice|candidate|image|picture)\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
+_LABELLED = re.compile(r"\b(?i:(answer|option|choice|candidate|image|picture))\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
                        r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
 _LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
                  "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
