@@ -3,12 +3,15 @@
 Extraction is a small grammar (written out with examples in ``docs/scoring.md``). It
 reads a reply the way a careful person does and never looks at the gold answer: only
 the item's *format* (answer type, option labels and texts, and for open items the
-candidate answers listed in ``metadata["candidates"]``) is used, so changing the gold
-answer can never change what is read. Levels, most explicit first; the first level
+candidate answers listed in ``metadata["candidates"]``) and its question are used, so changing
+the gold answer can never change what is read. The question serves one purpose: when it asks
+which object stands in a relation ("which object is on the left?"), a clause naming an option
+in another relation ("The laptop is on the right.") is dropped before reading
+(:mod:`perspecta.score.relation`). Levels, most explicit first; the first level
 that finds an answer decides:
 
 1. ``<answer>…</answer>`` tags (after dropping ``<think>…</think>`` reasoning);
-2. a JSON ``"answer"`` field;
+2. a JSON ``"answer"`` field (and ``"choice"``-like keys, which must agree with it);
 3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
    correct option is``, ``I choose``;
 4. ``\\boxed{…}``;
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perspecta.dataset.item import Item
+from perspecta.score.relation import filter_relations
 
 _WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
           "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
@@ -81,7 +85,10 @@ def normalise(text: str) -> str:
     text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
     text = re.sub(r"\btowards\b", "toward", text)
+    text = re.sub(r"\bfac(?:es|ing)\s+(?=toward|away)", "facing ", text)  # "It faces toward the camera"
     text = _COUNTER.sub("counterclockwise", text)  # one spelling, so "clockwise" is never read inside it
+    text = re.sub(r"\bccw\b", "counterclockwise", re.sub(r"\bcw\b", "clockwise", text))
+    text = re.sub(r"\b(left|right)wards?\b", r"\1", text)  # "Leftward." answers "to the left"
     text = text.translate(_PUNCT)
     words = []
     for w in text.split():
@@ -101,8 +108,10 @@ _JSON = re.compile(r"""["'](?:final[ _]?)?answer["']\s*:\s*(?:"([^"\n]*)"|'([^'\
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
-    r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b|答案|回答)"
-    r"\s*(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé]|是|为)\s*:?|[:=：]|\s[-–—](?=\s))\s*([^\n]*)"
+    r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b"
+    r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答)"  # "Respuesta final: B"
+    r"\s*(?:(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\b|是|为)\s*:?|[:=：]|\s[-–—](?=\s))"
+    r"\s*([^\n]*)"
     r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
     re.IGNORECASE,
 )
@@ -214,6 +223,10 @@ class _Reader:
     def span(self, span: str) -> Reading:
         raise NotImplementedError
 
+    def names(self) -> tuple[str, ...]:
+        """The normalised option texts or candidates a reply may name (for the relation check)."""
+        return ()
+
     def lead(self, text: str) -> Reading:
         return None
 
@@ -250,10 +263,13 @@ class _Reader:
         return None
 
 
-_LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*])")
+_LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
                           r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
-_PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?\.?\s*")
+_VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
+                      r"(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
+                      r"(?![A-Za-z])", re.IGNORECASE)
+_PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
 
@@ -261,6 +277,9 @@ class _ChoiceReader(_Reader):
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self.labels = [o.label for o in item.options]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.texts.values())
 
     @functools.cached_property
     def texts(self) -> dict[str, str]:
@@ -315,16 +334,19 @@ class _ChoiceReader(_Reader):
         for other, t in self.texts.items():
             if other != lab and follow.startswith(t) and not follow.startswith(own):
                 return AMBIGUOUS  # "B. Facing toward the camera" when that is A's text
+        gloss = re.match(r"\s*[(\-–—:]\s*([^()\n]{1,60}?)\s*\)?\s*(?:[.;,!]|$)", rest)
+        if gloss and self._leading_text(gloss.group(1)) not in (None, lab):
+            return AMBIGUOUS  # "B (counter-clockwise)" when that is C's text: the letter and its gloss disagree
         return lab
 
     # -- option texts
 
-    def _mentions(self, text: str) -> dict[str, list[tuple[int, int]]]:
-        """Where each option's text occurs in ``text`` (normalised); a text inside a longer option's
-        text only counts where that longer text does not."""
+    def _mentions(self, text: str, heads: bool = False) -> dict[str, list[tuple[int, int]]]:
+        """Where each option's text (``heads``: or head) occurs in ``text`` (normalised); a text inside a
+        longer option's text only counts where that longer text does not."""
         norm = normalise(text)
         spans: dict[str, list[tuple[int, int]]] = {}
-        for lab, t in self.texts.items():
+        for lab, t in (self._named_forms if heads else self.texts.items()):
             for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", norm):
                 spans.setdefault(lab, []).append((m.start(), m.end()))
         for lab in list(spans):
@@ -337,11 +359,36 @@ class _ChoiceReader(_Reader):
                 del spans[lab]
         return spans
 
-    def _affirmed(self, text: str) -> set[str]:
+    @functools.cached_property
+    def _named_forms(self) -> list[tuple[str, str]]:
+        """(label, text) pairs a reply may name an option by: its text, and its head when the head says
+        more than yes/no ("It needs to turn clockwise." names "Clockwise (seen from above)")."""
+        heads = [(lab, h) for lab, h in self.heads.items()
+                 if set(h.split()) - _LITTLE_WORDS - _NEGATORS - {"yes"}]
+        # and the rest after a head cut off by a comma, an apposition that says something of its own
+        # ("Turned sideways, perpendicular to the camera"); not what follows a colon ("No change needed: …")
+        commas = {o.label for o in self.item.options if o.text and re.match(r"[^,:(]*,", o.text)}
+        tails = [(lab, self.texts[lab][len(h):].strip()) for lab, h in self.heads.items()
+                 if lab in commas and self.texts[lab].startswith(h + " ")
+                 and len(set(self.texts[lab][len(h):].split()) - _LITTLE_WORDS) >= 2]
+        return list(self.texts.items()) + heads + tails
+
+    def _affirmed(self, text: str, heads: bool = False) -> set[str]:
+        """``heads``: an option may be named by its head too, unless qualified ("slightly leftward")."""
         norm = normalise(text)
-        return {lab for lab, where in self._mentions(text).items()
-                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e))
+        return {lab for lab, where in self._mentions(text, heads).items()
+                if any(not (_negated(norm, s, e) or _inexact(norm, s) or _compound_direction(norm, s, e)
+                            or (heads and _QUALIFIED.search(norm[max(0, s - 20):s])))
                        for s, e in where)}
+
+    def _labelled(self, text: str, *, any_kind: bool = False) -> set[str]:
+        """Labels a sentence names as the choice, outside an answer phrase: "Image C shows the right side",
+        "matches candidate D", "**B** is correct". "Option A"/"Image A" read so only where the options are
+        images (for text options it is reasoning about option A); ``any_kind``: every such label."""
+        images = any_kind or any(o.image is not None for o in self.item.options)
+        return {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
+                if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
+                and not _negated(text, m.start(), m.end())}
 
     @functools.cached_property
     def _cores(self) -> dict[str, set[str]]:
@@ -370,6 +417,10 @@ class _ChoiceReader(_Reader):
             said = words - _LITTLE_WORDS - (set(self.texts[lab].split()) - core - _NEGATORS)
             if said and said <= core:
                 fits[lab] = said
+        exact = [lab for lab, said in fits.items() if said == self._cores[lab]]
+        if len(fits) > 1 and len(exact) == 1 and all(
+                self._cores[exact[0]] < self._cores[o] for o in fits if o != exact[0]):
+            fits = {exact[0]: fits[exact[0]]}  # "Same direction." is "the same direction", not "partially the same …"
         if len(fits) != 1:
             return None  # "Same." fits "the same direction" and "partially the same direction"
         lab, said = fits.popitem()
@@ -393,7 +444,7 @@ class _ChoiceReader(_Reader):
     def _leading_head(self, text: str) -> Reading:
         """A reply that opens with one option's head and a pause: "No, it has not rotated." for "No, the
         object has not rotated"; another option's head, or "or", in the same clause makes it no answer."""
-        m = re.match(r"\s*([^,.:;!?\n(]+)(?:[,.:;!]|$)", text)
+        m = re.match(r"\s*([^,.:;!?\n(]+?)(?:\s+[-–—]\s+|\s*[,.:;!]|\s*$)", text)  # "No - it was flipped."
         lab = next((lab for lab, h in self.heads.items() if m and normalise(m.group(1)) == h), None)
         if lab is None:
             return None
@@ -448,8 +499,22 @@ class _ChoiceReader(_Reader):
             return AMBIGUOUS
         return found.pop() if found else None
 
+    def _verdicts(self, text: str) -> Reading:
+        """A verdict per option ("A: no. B: yes. C: no.", "A) no  B) no  C) yes"): the one option marked
+        right, AMBIGUOUS if none or several are; None when the reply is not such a list."""
+        marks = {m.group(1): m.group(2).lower() for m in _VERDICT.finditer(text) if m.group(1) in self.labels}
+        if len(marks) < 2:
+            return None
+        right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔")]
+        if not right and not _VERDICT.match(text.lstrip()):
+            return None  # "**B**\nA: wrong …\nC: wrong …": the other options ruled out after the answer
+        return right[0] if len(right) == 1 else AMBIGUOUS
+
     def lead(self, text: str) -> Reading:
         text = _clean_span(text)
+        got = self._verdicts(text)
+        if got is not None:
+            return got
         got = self._leading_label(text, strict=True)
         return got if got is not None else self._leading_text(text)
 
@@ -459,21 +524,33 @@ class _ChoiceReader(_Reader):
             m.group(2) is None or normalise(m.group(2)) == self.texts.get(m.group(1).upper()))
         if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
+        last = re.split(r"(?<=[.!?])\s+", line.strip())[-1]
+        m = re.fullmatch(r"\(?([A-Z])\)?[.!]?", last)
+        if m and m.group(1) in self.labels and last != line.strip():
+            return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
 
     def lists(self, lines: list[str]) -> bool:
+        if self._verdicts("\n".join(lines)) is not None:
+            return False  # a verdict per option picks one (or none): read by ``lead``
         return len({self._leading_label(_clean_span(ln), strict=True) for ln in lines} - {None, AMBIGUOUS}) > 1
 
     def bare(self, text: str) -> Reading:
-        found = self._affirmed(text)
+        found = self._affirmed(text, heads=True) | self._labelled(text)
+        if found and self._labelled(text, any_kind=True) - found:
+            return AMBIGUOUS  # "The front points leftward; answer E."
         if found and (_DECLINE.search(text) or any(
-                re.search(r"\bor\b", s, re.IGNORECASE) and self._affirmed(s) for s in re.split(r"[.!?;\n]", text))):
+                re.search(r"\bor\b", s, re.IGNORECASE) and self._affirmed(s, heads=True)
+                for s in re.split(r"[.!?;\n]", text))):
             return AMBIGUOUS  # "135°, clockwise or counterclockwise, I cannot tell"
         if len(found) > 1:
             return AMBIGUOUS
         return found.pop() if found else None
 
 
+_QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
+_LABELLED = re.compile(r"\b(?i:(answer|option|choice|candidate|image|picture))\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
+                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
 _LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
                  "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
 _NEGATORS = {"no", "not", "cannot", "never", "without"}
@@ -563,12 +640,18 @@ class _OpenReader(_Reader):
         self.candidates = {normalise(str(c)): str(c) for c in (cands or []) if normalise(str(c))}
         self.numeric = bool(self.candidates) and all(_NUMBER.fullmatch(c) for c in self.candidates)
 
+    def names(self) -> tuple[str, ...]:
+        return () if self.numeric else tuple(self.candidates)
+
     def _named(self, text: str) -> set[str]:
         norm = normalise(text)
         if self.numeric:
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
             if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
                 return named | {"<estimate>"}  # "about 3", "2-3" name no single count
+            single = re.search(r"\bsingle\b", norm)
+            if single and "1" in self.candidates and not _negated(norm, single.start(), single.end()):
+                named.add("1")  # "there is a single wardrobe"
             if "0" in self.candidates and _NONE_COUNT.search(norm) and not _DECLINE.search(norm):
                 named.add("0")  # "there are no chairs", "none": a count of zero
             if named and _BOUND.search(norm):
@@ -711,7 +794,14 @@ def _json_values(text: str) -> list[str]:
             for k, v in obj.items():
                 if k.lower() in ("answer", "final_answer") and isinstance(v, (int, float)) and not isinstance(v, bool):
                     out.append(str(v))
+                elif k.lower() in _CHOICE_KEYS and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                    out.append(str(v))  # {"choice": "b"}; {"answer": "B", "option_text": <C's text>} disagrees
     return out
+
+
+# JSON keys other than "answer" that also state the chosen answer (and so must agree with it)
+_CHOICE_KEYS = {"choice", "option", "option_text", "answer_text", "selected", "selected_option", "selection",
+                "letter", "label", "final_choice", "prediction"}
 
 
 _CONDITION = re.compile(r"\b(?:if|whether|unless|suppose|supposing|assuming|in\s+case)\b|^\W*were\b", re.IGNORECASE)
@@ -758,7 +848,7 @@ def parse(response: str | None, item: Item) -> Parse:
     if response is None or not response.strip():
         return Parse(None, "none")
     reader = _reader(item)
-    body = _body(response)
+    body = filter_relations(_body(response), item.question, reader.names())
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
         ("tag", lambda: _after_tags(body, reader)),
@@ -791,7 +881,8 @@ _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although
 # Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
 # back even an explicit answer; a mere concession ("although D might seem plausible") does not.
 _ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
-                   r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b", re.IGNORECASE)
+                   r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b"
+                   r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b", re.IGNORECASE)
 _CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
                          re.IGNORECASE)
 
