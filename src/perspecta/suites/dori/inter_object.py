@@ -77,8 +77,10 @@ PAIR_CATEGORIES = ("car", "chair", "armchair", "sofa", "motorcycle")
 DISTRACTORS = ("person", "car", "bicycle", "dog", "table", "plant")
 # frontless partners of a CBD pair: real-asset categories first (tables, plants and
 # barrels are all frontless in the catalogue), plus the primitives' categories (balls,
-# boxes: procedural or real)
-PAIR_CONTROLS = ("table", "plant", "barrel", "ball", "box", "cylinder")
+# cylinders: procedural or real)
+# boxes are left out since round 5: a careful judge gave a plain box a front (its long side)
+# instead of answering "Cannot be determined"; four flat sides invite an assumed front
+PAIR_CONTROLS = ("table", "plant", "barrel", "ball", "cylinder")
 COARSE: list[tuple[str, str, float, float]] = [  # key, text, |yaw difference| range
     ("same", "They face the same direction", 0.0, 22.5),
     ("partially_same", "They face partially the same direction", 22.5, 67.5),
