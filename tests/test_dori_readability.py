@@ -308,3 +308,21 @@ def test_frontless_targets_with_sides_are_shown_obliquely(lib: AssetLibrary, tmp
         assert view["face_square_deg"] >= common.FRONTLESS_OBLIQUE_DEG and not readability.problems({"view": view})
     refused = sum(o is None for o in outcomes)
     assert 0 < refused < len(outcomes)  # square views occur and are refused; oblique ones pass
+
+
+def test_studio_targets_keep_a_readable_size(lib: AssetLibrary, tmp_path: Path) -> None:
+    """A semi truck seen end-on was a 34 px slab at 512 px that a careful judge could not
+    name: single studio targets keep STUDIO_MIN_* (scaled with the image, never below the
+    floor), the contract is recorded and validate refuses a planted sliver."""
+    from perspecta.suites.dori import common
+
+    big = common.studio_contract(ctx_for(lib, None, tmp_path, "single_axis_rotation", 0, image_size=512))
+    small = common.studio_contract(ctx_for(lib, None, tmp_path, "single_axis_rotation", 0, image_size=128))
+    assert (big.min_pixels, big.min_box_side, big.min_box_short) == (6000, 100, 48)
+    floor = readability.DEFAULT_CONTRACT
+    assert (small.min_pixels, small.min_box_side, small.min_box_short) == (floor.min_pixels, floor.min_box_side,
+                                                                           floor.min_box_short)
+    sliver = {"objects": {"A": {"pixels": 3912, "box": [34, 133], "marker_cover": 0.0}}, "contract": big.to_dict()}
+    with pytest.raises(Unreadable, match="visible"):
+        check_readable(sliver)
+    assert readability.problems(sliver)

@@ -121,6 +121,23 @@ def image_size(ctx: TaskContext) -> int:
     return int(ctx.config.get("image_size", DEFAULT_IMAGE_SIZE))
 
 
+# A single studio target at 512 px must show at least this much of itself: a semi truck
+# seen end-on at studio distance was a 34 px-wide slab that a careful judge could not
+# name (the floor contract's 40x20 and 600 px let it through). Scaled with the image area.
+STUDIO_MIN_PIXELS, STUDIO_MIN_BOX_SIDE, STUDIO_MIN_BOX_SHORT = 6000, 100, 48
+
+
+def studio_contract(ctx: TaskContext) -> readability.Contract:
+    """The readability contract of a single studio target at this unit's image size
+    (:data:`STUDIO_MIN_PIXELS` and box sides at 512 px, scaled; never below the floor)."""
+    s = image_size(ctx) / 512.0
+    floor = readability.DEFAULT_CONTRACT
+    return dataclasses.replace(
+        floor, min_pixels=max(floor.min_pixels, int(STUDIO_MIN_PIXELS * s * s)),
+        min_box_side=max(floor.min_box_side, int(STUDIO_MIN_BOX_SIDE * s)),
+        min_box_short=max(floor.min_box_short, int(STUDIO_MIN_BOX_SHORT * s)))
+
+
 def balanced_class(ctx: TaskContext, n_classes: int, stream: str) -> int | None:
     """The answer class of this unit for one question stream: ``range(n_classes)`` or
     None (= "Cannot be determined"), stratified over blocks of ``n_classes + 1``

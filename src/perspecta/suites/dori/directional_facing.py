@@ -18,6 +18,7 @@ from perspecta.suites.dori.common import (
     balanced_class,
     two_way_class,
     check_readable,
+    studio_contract,
     inside,
     knob,
     margin_frac,
@@ -171,7 +172,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
+                              "view": target_view(scene, asset)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin(granularity, egocentric_facing(obj, scene.camera("main")))
@@ -251,7 +253,8 @@ def _frame_attempt(ctx: TaskContext, k: int, attempt: int) -> Item:
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset, head_on=True)}
+    record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
+                              "view": target_view(scene, asset, head_on=True)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin("coarse", egocentric_facing(obj, scene.camera("main")))

@@ -17,6 +17,7 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
     balanced_class,
     check_readable,
+    studio_contract,
     inside,
     margin_frac,
     pick_target,
@@ -124,7 +125,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
         cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx, 45.0) * 45.0 + 0.2)
     set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
+                              "view": target_view(scene, asset)}
     if scene.object("obj0").has_front:
         record["bin_margin"] = _margin(granularity, clockwise_needed(scene))
     check_readable(record)

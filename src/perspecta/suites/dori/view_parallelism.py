@@ -18,6 +18,7 @@ from perspecta.suites.context import TaskContext
 from perspecta.suites.dori.common import (
     balanced_class,
     check_readable,
+    studio_contract,
     make_item,
     margin_frac,
     pick_target,
@@ -100,7 +101,8 @@ def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
     obj.pose.yaw = round(_yaw_for_angle(scene, angle, sign) % 360.0, 6)
     camera = scene.camera("main")
     marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
+                              "view": target_view(scene, asset)}
     if obj.has_front:
         measured = camera_plane_angle(obj, camera)
         b = _bin_of(measured)
