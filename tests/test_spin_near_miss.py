@@ -173,6 +173,24 @@ def test_canonical_near_miss_is_a_visibly_different_three_quarter_view(env, tmp_
     assert iou < 0.85, iou  # the silhouettes differ by a visible amount
 
 
+def test_the_canonical_near_miss_is_the_answers_twin_no_more_often_than_chance(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Red-team round 5: a near miss always turned from the answer's side made the answer one
+    of the two most alike candidates (44 of 50 units), so dropping the odd one out beat
+    chance. Per block of three units it is the answer's twin on two, the mirror side's on one."""
+    from perspecta.suites.spin import rotation
+
+    twins = []
+    for i in range(3):
+        _, items, _ = _generate(env, tmp_path / str(i), "canonical_view", i, {"near_miss_view_share": 1.0})
+        (it,) = items
+        kinds = it.metadata["candidate_views"]
+        near = next(k for k in kinds if k.startswith(rotation.NEAR))[len(rotation.NEAR):]
+        answer_kind = kinds[it.option(it.answer).image - 1]  # type: ignore[operator]
+        assert near in kinds and answer_kind in kinds
+        twins.append(near == answer_kind)
+    assert sum(twins) == 2, twins
+
+
 def test_two_step_walk_has_the_one_step_answer_as_its_distractor(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     _, items, scenes = _generate(env, tmp_path, "relation_transformation", 3, {"two_step_route_share": 1.0})
     assert len(items) == 4  # with/without premise x base/symmetric stay intact
