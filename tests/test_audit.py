@@ -42,7 +42,7 @@ def toy_suite_hook() -> Iterator[None]:
 
 @pytest.mark.parametrize("kind,family", [
     ("imbalance", "prior"), ("parity", "ids"), ("text", "text"), ("text_slot", "text"),
-    ("identical_images", "images"), ("suite_feature", "features"),
+    ("identical_images", "images"), ("odd_one_out", "images"), ("suite_feature", "features"),
 ])
 def test_each_planted_shortcut_fails_the_audit_through_its_own_predictor(
         tmp_path: Path, toy_suite_hook: None, kind: str, family: str) -> None:

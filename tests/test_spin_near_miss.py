@@ -3,8 +3,9 @@ salient cue's conflict is balanced.
 
 - share draws (``common.share_draw``) give each form its share and keep later draws
   (answers) balanced within every form;
-- a swapped-pair view-selection candidate is the answer's camera with a pair swapped, and
-  the swap changes a visible share of the image (re-measured here on instance masks);
+- a swapped-pair view-selection candidate is a candidate's camera with a pair swapped (the
+  answer's on two of three units, the other side's on one, so the look-alike pair tells
+  nothing), and the swap changes a visible share of the image (re-measured on masks);
 - under camera_follow the moved object keeps its image place (the salient cue says "no
   move") while the answer is re-derived from the world move;
 - depth grounding's size cue agrees and conflicts in equal shares.
@@ -59,25 +60,51 @@ def _generate(env, tmp_path: Path, task: str, index: int, config: dict):  # type
     return c, items, scenes
 
 
-def test_swapped_pair_candidate_is_the_answer_view_with_a_visible_swap(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    c, items, scenes = _generate(env, tmp_path, "view_selection", 0, {"swapped_pair_share": 1.0})
-    (it,) = items
+def _swap_twins(env, tmp_path: Path, indices: range) -> list:  # type: ignore[no-untyped-def]
+    out = []
+    for i in indices:
+        c, items, scenes = _generate(env, tmp_path / str(i), "view_selection", i, {"swapped_pair_share": 1.0})
+        (it,) = items
+        md = it.metadata
+        assert md["form"] == "swapped_pair" and md["candidate_views"].count(perspective.SWAP) == 1
+        out.append((c, it, scenes))
+    return out
+
+
+def test_swapped_pair_candidate_is_a_candidate_view_with_a_visible_swap(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ((c, it, scenes),) = _swap_twins(env, tmp_path, range(1))
     md = it.metadata
-    assert md["form"] == "swapped_pair" and md["candidate_views"].count(perspective.SWAP) == 1
     frames = md["frames"]
-    k_ans = 1 + md["candidate_views"].index(md["asked_view"])
+    k_src = 1 + md["candidate_views"].index(md["swap_of"])
     k_swap = 1 + md["candidate_views"].index(perspective.SWAP)
-    assert frames[k_ans]["camera"] == frames[k_swap]["camera"]  # same viewpoint: only the pair differs
+    assert frames[k_src]["camera"] == frames[k_swap]["camera"]  # same viewpoint: only the pair differs
     a, b = md["swapped_ids"]
     assert {f"{a}@swap", f"{b}@swap"} <= set(frames[k_swap]["objects"])
     scene = scenes[it.scene_id]
-    r0 = common.render_frame(c, scene, frames[k_ans], masks_only=True)
+    r0 = common.render_frame(c, scene, frames[k_src], masks_only=True)
     r1 = common.render_frame(c, scene, frames[k_swap], masks_only=True)
-    share = perspective.changed_share(r0, r1, frames[k_ans]["objects"], frames[k_swap]["objects"])
+    share = perspective.changed_share(r0, r1, frames[k_src]["objects"], frames[k_swap]["objects"])
     assert share >= perspective.SWAP_MIN_CHANGED_PX
     assert abs(share - md["swap_changed_share"]) < 0.02
     rec = md["readability"]["objects"]
     assert len(rec) == 2  # both swapped objects read in both renders
+
+
+def test_the_look_alike_pair_holds_the_answer_no_more_often_than_chance(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Red-team round 5: when the swapped twin was always the answer's, the answer was always
+    one of the two look-alike candidates, and dropping the odd one out lifted a blind guess
+    from 1/3 to 1/2. Per block of three units the twin is the answer's on two and the other
+    side's on one (the answer is then the odd one out), as two of three candidates would be."""
+    twins = _swap_twins(env, tmp_path, range(3))
+    of = [it.metadata["swap_of"] for _, it, _ in twins]
+    asked = [it.metadata["asked_view"] for _, it, _ in twins]
+    assert sum(o == a for o, a in zip(of, asked)) == 2, (of, asked)
+    for _, it, _ in twins:
+        md = it.metadata
+        k_swap = 1 + md["candidate_views"].index(perspective.SWAP)
+        k_src = 1 + md["candidate_views"].index(md["swap_of"])
+        assert md["frames"][k_swap]["camera"] == md["frames"][k_src]["camera"]
+        assert it.answer == it.label_of_image(1 + md["candidate_views"].index(md["asked_view"]))
 
 
 def test_camera_follow_keeps_the_object_in_place_in_the_image(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -144,6 +171,24 @@ def test_canonical_near_miss_is_a_visibly_different_three_quarter_view(env, tmp_
     m = [common.render_frame(c, scene, md["frames"][1 + k], masks_only=True).instance > 0 for k in (ans, near)]
     iou = float(np.logical_and(*m).sum() / np.logical_or(*m).sum())
     assert iou < 0.85, iou  # the silhouettes differ by a visible amount
+
+
+def test_the_canonical_near_miss_is_the_answers_twin_no_more_often_than_chance(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Red-team round 5: a near miss always turned from the answer's side made the answer one
+    of the two most alike candidates (44 of 50 units), so dropping the odd one out beat
+    chance. Per block of three units it is the answer's twin on two, the mirror side's on one."""
+    from perspecta.suites.spin import rotation
+
+    twins = []
+    for i in range(3):
+        _, items, _ = _generate(env, tmp_path / str(i), "canonical_view", i, {"near_miss_view_share": 1.0})
+        (it,) = items
+        kinds = it.metadata["candidate_views"]
+        near = next(k for k in kinds if k.startswith(rotation.NEAR))[len(rotation.NEAR):]
+        answer_kind = kinds[it.option(it.answer).image - 1]  # type: ignore[operator]
+        assert near in kinds and answer_kind in kinds
+        twins.append(near == answer_kind)
+    assert sum(twins) == 2, twins
 
 
 def test_two_step_walk_has_the_one_step_answer_as_its_distractor(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -16,7 +16,8 @@ Families (each also contains the prior's features, so it reads "prior + X"):
 ``ids``       leaks outside the content: unit index (parity, mod 3/4) and suffix in the
               item id, variant, tokens of image file names, option order.
 ``images``    byte-identical or near-identical images within the item (sha256, 8x8
-              difference hash): which pairs match, which option image repeats another.
+              difference hash): which pairs match, which option image repeats another,
+              which option images are the most alike pair and which is the odd one out.
 ``features``  cheap non-skill metadata: object categories, asset ids and sources named
               in ``metadata``, image sizes, number of images and options, and whatever
               the suite declares with ``audit_features(item_dict)``.
@@ -290,7 +291,26 @@ def _image_candidate_features(item: Item, cands: list[Candidate], store: Fingerp
         others = [_relation(store, mine, item.images[o]) for o in option_images if o != c.image]
         out[k][f"vs_options_same={min(others.count('same'), 2)}"] = 1.0
         out[k][f"vs_options_near={min(others.count('near'), 2)}"] = 1.0
+    for k, name in enumerate(_alike_ranks(item, option_images, store)):  # type: ignore[arg-type]
+        out[k][name] = 1.0
     return out
+
+
+def _alike_ranks(item: Item, option_images: list[int], store: FingerprintStore) -> list[str]:
+    """Per image option, how alike it is to its closest fellow option, ranked among the
+    options (difference-hash bits, ties share a rank): ``alike_rank=0`` for the two most
+    alike, ``odd_one_out`` for the one farthest from all others. A near-miss distractor
+    built as a twin of the answer (a swapped pair, the same side turned a little) makes
+    the answer one of the look-alikes even when the twin is far past the ``near`` bits;
+    a twin of a distractor makes it the odd one out (red-team round 5)."""
+    if len(option_images) < 3:
+        return []
+    hashes = [store.get(item.images[i]).dhash for i in option_images]
+    nearest = [min(hamming(h, g) for j, g in enumerate(hashes) if j != i) for i, h in enumerate(hashes)]
+    top = max(nearest)
+    odd = nearest.count(top) == 1
+    return [f"alike_rank={min(sum(v < d for v in nearest), 2)}" + ("|odd_one_out" if odd and d == top else "")
+            for d in nearest]
 
 
 def _meta_values(metadata: dict[str, Any], keys: frozenset[str] | None = None) -> Iterable[tuple[str, str]]:

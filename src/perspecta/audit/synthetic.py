@@ -11,6 +11,8 @@ task carrying the shortcut named by ``kind``:
 ``text_slot``         MCQ: premises in the question order three objects; the one asked for is
                       always the one the premises name last (a rule on the text, any names)
 ``identical_images``  "no" items show two byte-identical images, "yes" items two different ones
+``odd_one_out``       three image options, two of them look-alikes (past the ``near`` bits): the
+                      answer is the third
 ``suite_feature``     a metadata field only the suite's ``audit_features`` hook reads fixes the answer
 ``clean``             no shortcut anywhere (iid uniform answers)
 
@@ -27,9 +29,9 @@ import numpy as np
 from PIL import Image
 
 from perspecta.dataset.io import checksums, write_json_atomic, write_jsonl_atomic
-from perspecta.dataset.item import IMAGE_MARKER, Item, letter_options
+from perspecta.dataset.item import IMAGE_MARKER, Item, Option, letter_options
 
-PLANTS = ("clean", "imbalance", "parity", "text", "text_slot", "identical_images", "suite_feature")
+PLANTS = ("clean", "imbalance", "parity", "text", "text_slot", "identical_images", "odd_one_out", "suite_feature")
 SUITE = "toy"
 HIDDEN_KEY = "pose_class"  # read only by the test suite's audit_features hook
 _OBJECTS = ("chair", "lamp", "mug", "car", "vase", "sofa", "table", "plant", "dog", "bike")
@@ -39,10 +41,7 @@ _SHAPES = ("round", "square", "tall", "flat")
 
 
 def png_bytes(rng: np.random.Generator, size: int = 32) -> bytes:
-    pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
-    buf = io.BytesIO()
-    Image.fromarray(pixels).save(buf, format="PNG")
-    return buf.getvalue()
+    return _png(rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8))
 
 
 def write_dataset(root: str | Path, items: list[Item], images: dict[str, bytes]) -> Path:
@@ -145,6 +144,37 @@ def _slot_task(b: _Builder, task: str, n_units: int) -> None:
               subtype=f"{task}_{b.pick(['near', 'far'])}", options=order, metadata={"category": names[0]})
 
 
+def _odd_one_out_task(b: _Builder, task: str, n_units: int) -> None:
+    """Three image options: two look alike (one is the other with a quadrant repainted, far
+    more than the ``near`` bits apart) and the answer is the third, whatever its letter."""
+    odds = b.rng.permutation(np.arange(n_units) % 3)  # letters balanced: no prior to learn
+    for u in range(n_units):
+        base = b.rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8)
+        twin = base.copy()
+        y, x = (int(v) * 16 for v in b.rng.integers(0, 2, size=2))
+        twin[y:y + 16, x:x + 16] = b.rng.integers(0, 256, size=(16, 16, 3), dtype=np.uint8)
+        odd = int(odds[u])
+        datas = [_png(base), _png(twin)]
+        datas.insert(odd, png_bytes(b.rng))
+        shown = b.image(task, u, "ref")
+        cands = [b.image(task, u, f"cand{i}", d) for i, d in enumerate(datas)]
+        obj = b.pick(_OBJECTS)
+        question = (f"Which candidate shows the {obj} from the back?\n"
+                    + "\n".join(f"{'ABC'[i]}. {IMAGE_MARKER}" for i in range(3)))
+        uid = f"{SUITE}/{task}/base/{u:06d}"
+        b.items.append(Item(
+            id=uid, suite=SUITE, task=task, question=IMAGE_MARKER + "\n" + question, images=[shown, *cands],
+            answer_type="mcq", answer="ABC"[odd], subtype=f"{task}_{b.pick(['near', 'far'])}",
+            options=[Option(label="ABC"[i], image=1 + i) for i in range(3)], group=uid,
+            scene_id=f"{SUITE}-{task}-{u:06d}", metadata={"category": obj}))
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="PNG")
+    return buf.getvalue()
+
+
 def _open_task(b: _Builder, task: str, n_units: int) -> None:
     """A clean open task: count 1-4, uniform."""
     for u in range(n_units):
@@ -175,6 +205,8 @@ def planted_dataset(root: str | Path, kind: str, *, n_units: int = 60, seed: int
         _slot_task(b, "planted", n_units)
     elif kind == "identical_images":
         _yesno_task(b, "planted", n_units, identical_for_no=True)
+    elif kind == "odd_one_out":
+        _odd_one_out_task(b, "planted", n_units)
     elif kind == "suite_feature":
         _yesno_task(b, "planted", n_units)
         for it in b.items:

@@ -206,7 +206,13 @@ def _occlusion(ctx: TaskContext, scene: Scene, camera: str, ids: list[str], occl
     return min(fr.values()), fr
 
 
-SWAP = "swap"  # candidate kind: the asked view with a swapped pair
+SWAP = "swap"  # candidate kind: a candidate view (the asked one or the other side) with a swapped pair
+# Whose twin the swapped candidate is, per block of three swapped-pair units: the asked view's
+# on two, the other side's on one. The two look-alike candidates then hold the answer as
+# often as two of three candidates would by chance, so "drop the odd one out" is worth
+# nothing (red-team round 5: with the answer always in the look-alike pair, dropping the odd
+# candidate lifted a skill-free guess from 1/3 to 1/2 on every swapped-pair unit).
+TWIN_CELLS = ("answer", "answer", "other")
 SWAP_MIN_SEPARATION = 0.12  # the swapped pair's centres are this share of the image width apart in the asked view
 SWAP_MIN_CHANGED_PX = 0.01  # share of the image whose object label the swap changes (measured on masks)
 
@@ -248,23 +254,24 @@ def changed_share(r0: Any, r1: Any, ids0: list[str], ids1: list[str]) -> float:
     return float(np.mean(a != b))
 
 
-def _swapped_candidate(ctx: TaskContext, scene: Scene, ids: list[str], ans_cam: str, occluder: SceneObject | None,
+def _swapped_candidate(ctx: TaskContext, scene: Scene, ids: list[str], src_cam: str, occluder: SceneObject | None,
                        frames: list[dict[str, Any]], order: list[str]) -> dict[str, Any]:
-    """Turn the SWAP slot of ``frames`` into the asked view with two objects swapped.
+    """Turn the SWAP slot of ``frames`` into the view of candidate camera ``src_cam`` (the
+    answer's, or the other side's: :data:`TWIN_CELLS`) with two objects swapped.
 
-    The pair must read in both the answer and the swapped render (readability contract)
+    The pair must read in both the source and the swapped render (readability contract)
     and the swap must change a visible share of the image (masks); otherwise nothing is
     changed and {} returned, so the caller draws another table. Returns the facts to record."""
     skip = {occluder.id} if occluder is not None else set()
-    pair = _swap_pair(ctx, scene, ans_cam, skip)
+    pair = _swap_pair(ctx, scene, src_cam, skip)
     if pair is None:
         return {}
     a, b = pair
     sa, sb = swapped_copies(a, b)
     swap_ids = [sa.id if i == a.id else sb.id if i == b.id else i for i in ids]
-    k_ans, k_swap = 1 + int(ans_cam.removeprefix("cand")), 1 + order.index(SWAP)
+    k_src, k_swap = 1 + int(src_cam.removeprefix("cand")), 1 + order.index(SWAP)
     trial = dataclasses.replace(scene, objects=list(scene.objects) + [sa, sb])
-    test_frames = [frames[k_ans], frame(ans_cam, swap_ids)]
+    test_frames = [frames[k_src], frame(src_cam, swap_ids)]
     try:
         results, readability = render_checked(ctx, trial, test_frames, {display_name(a.category): (a.id, [0, 1]),
                                                                          display_name(b.category): (b.id, [0, 1])})
@@ -274,8 +281,9 @@ def _swapped_candidate(ctx: TaskContext, scene: Scene, ids: list[str], ans_cam: 
     if changed < SWAP_MIN_CHANGED_PX:
         return {}
     scene.objects.extend([sa, sb])
-    frames[k_swap] = frame(ans_cam, swap_ids)
-    return {"swapped_ids": [a.id, b.id], "swap_changed_share": round(changed, 4), "readability": readability}
+    frames[k_swap] = frame(src_cam, swap_ids)
+    return {"swapped_ids": [a.id, b.id], "swap_of": order[k_src - 1], "swap_changed_share": round(changed, 4),
+            "readability": readability}
 
 
 @task(SUITE, SELECTION, derive=derive_selection,
@@ -286,6 +294,7 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
     # first, so the view, occlusion level and letter are balanced within each form)
     swap_share = float(ctx.knob("swapped_pair_share", {"easy": 0.0, "standard": 0.6, "hard": 1.0}))
     form = share_draw(st, "form", swap_share, "swapped_pair", "three_views")
+    twin = st.draw("twin", TWIN_CELLS) if form == "swapped_pair" else None
     asked = st.draw("view", VIEWS)
     want = st.draw("occlusion", LEVELS)
     slot = st.draw("letter", (0, 1, 2))
@@ -299,7 +308,8 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         # steer toward the requested level (and a swappable pair); keep the measured level
         scene = tabletop(ctx)
         order = [VIEWS[i] for i in placed_order(ctx, 3, VIEWS.index(asked), slot)]
-        if form == "swapped_pair":  # the asked view as is, the asked view swapped, one other side
+        other = ""
+        if form == "swapped_pair":  # the asked view, one other side, and one of them swapped (``twin``)
             other = [v for v in VIEWS if v != asked][int(ctx.rng.integers(2))]
             rest = [p for p in range(3) if p != slot]
             if ctx.rng.random() < 0.5:
@@ -331,7 +341,8 @@ def generate_selection(ctx: TaskContext) -> list[Item]:
         frames = [frame("main", ids)] + [frame(f"cand{i}", ids) for i in range(3)]
         swap_facts: dict[str, Any] = {}
         if form == "swapped_pair":
-            swap_facts = _swapped_candidate(ctx, scene, ids, ans_cam, occluder, frames, order)
+            twin_cam = ans_cam if twin == "answer" else f"cand{order.index(other)}"
+            swap_facts = _swapped_candidate(ctx, scene, ids, twin_cam, occluder, frames, order)
             if not swap_facts:
                 continue
         if level == want or (swap_facts and _attempt >= MAX_LEVEL_TRIES - 1):

@@ -211,7 +211,14 @@ def generate_rotation(ctx: TaskContext) -> list[Item]:
 # --------------------------------------------------------------------------- canonical views
 
 NEAR = "near_"  # candidate kind prefix: the side turned near_miss_view_deg toward the front or back
-NEAR_MISS_ANSWER_JITTER = 8.0  # in the near-miss form the answer is this close to the exact side
+NEAR_MISS_ANSWER_JITTER = 8.0  # in the near-miss form the near miss's own side is this close to the exact side
+# Whose side the near miss is turned from, per block of three near-miss units: the answer's
+# on two, the mirror side's on one (the answer is then the odd one out). The two look-alike
+# candidates then hold the answer as often as two of three candidates would by chance
+# (red-team round 5: with the near miss always the answer's, the answer was one of the two
+# most alike candidate images on 44 of 50 units, seeds 95102/95106, and dropping the odd
+# one lifted a blind guess from 1/3 to about 0.44).
+TWIN_CELLS = ("answer", "answer", "mirror")
 # asked view -> bearing (object frame, + = its left) of the camera that shows it
 VIEW_BEARING = {("own", "left"): 90.0, ("own", "right"): -90.0, ("own", "back"): 180.0,
                 ("viewer", "left"): -90.0, ("viewer", "right"): 90.0}
@@ -258,11 +265,13 @@ def derive_canonical(item: Item, scenes: dict[str, Scene]) -> str:
       description="Given a front view, pick the left/right/back view (people: own vs viewer frame)")
 def generate_canonical(ctx: TaskContext) -> list[Item]:
     st = Strata(ctx)
-    # near miss: on this share of units one distractor is the asked side turned NEAR_MISS_DEG
-    # toward the front or back (a three-quarter view that also shows that side); the answer
-    # then sits within NEAR_MISS_ANSWER_JITTER of the exact side, so a careful look decides
+    # near miss: on this share of units one distractor is a candidate side (the asked one, or
+    # the mirror side: TWIN_CELLS) turned NEAR_MISS_DEG toward the front or back (a
+    # three-quarter view that also shows that side); that side then sits within
+    # NEAR_MISS_ANSWER_JITTER of exact, so a careful look tells it from its near miss
     near_share = float(ctx.knob("near_miss_view_share", {"easy": 0.0, "standard": 0.5, "hard": 1.0}))
     form = share_draw(st, "form", near_share, "near_miss_view", "sides")
+    twin = st.draw("twin", TWIN_CELLS) if form == "near_miss_view" else None
     domain = st.draw("domain", ("car", "person", "object"))
     if domain == "person":
         view_frame = st.draw("frame", ("own", "viewer"))
@@ -273,9 +282,11 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
     # the shown side of the candidate that answers (own frame); viewer-frame left is the person's right
     shown = next(s for s in sides if VIEW_BEARING[("own", s)] == VIEW_BEARING[(view_frame, asked)])
     kinds = list(sides)
-    if form == "near_miss_view":  # the answer, its near miss and the mirror side (the back: a side)
+    tight = ""  # the side the near miss is turned from (shown within NEAR_MISS_ANSWER_JITTER of exact)
+    if form == "near_miss_view":  # the answer, the mirror side (the back: a side), a near miss of one (twin)
         mirror = {"left": "right", "right": "left"}.get(shown) or ("left" if ctx.rng.random() < 0.5 else "right")
-        kinds = [shown, NEAR + shown, mirror]
+        tight = shown if twin == "answer" else mirror
+        kinds = [shown, NEAR + tight, mirror]
     slot = st.draw("letter", list(range(len(kinds))))
     order = [kinds[i] for i in placed_order(ctx, len(kinds), kinds.index(shown), slot)]
     # off-axis reference and candidate views: the paper's ABO/car views are not exact canonical poses
@@ -296,7 +307,7 @@ def generate_canonical(ctx: TaskContext) -> list[Item]:
         for i, side in enumerate(order):
             if side.startswith(NEAR):  # toward the front or the back of the side (the back: either side)
                 bearing = VIEW_BEARING[("own", side[len(NEAR):])] + rng_sign(ctx) * near_deg
-            elif form == "near_miss_view" and side == shown:
+            elif form == "near_miss_view" and side == tight:
                 bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-1.0, 1.0)) * min(jitter, NEAR_MISS_ANSWER_JITTER)
             else:
                 bearing = VIEW_BEARING[("own", side)] + float(ctx.rng.uniform(-jitter, jitter))
