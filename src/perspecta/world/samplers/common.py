@@ -542,9 +542,17 @@ def visibility(
         raise ValueError("visibility() needs a perspective camera")
     uvs: list[np.ndarray | None] = []
     infos = []
+    # Camera.project's arithmetic with the camera's matrices looked up once per call
+    # instead of twice per object (samplers run this for every candidate layout); only
+    # the centre's depth is used, so its pixel is not computed
+    ext, k = camera._matrices()
+    rot_t, shift, k_t = ext[:3, :3].T, ext[:3, 3], k.T
     for o in objects:
-        uv, z = camera.project(o.corners())
-        _, zc = camera.project(o.center()[None])
+        pc = o.corners() @ rot_t + shift
+        z = pc[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            uv = (pc @ k_t)[:, :2] / z[:, None]
+        zc = (o.center()[None] @ rot_t + shift)[:, 2]
         front = bool(np.all(z > 1e-3))
         box = (float(uv[:, 0].min()), float(uv[:, 1].min()), float(uv[:, 0].max()), float(uv[:, 1].max()))
         inside = front and (
