@@ -201,3 +201,24 @@ def test_visibility_projects_like_camera_project() -> None:
         for i, (v, (box, depth, front)) in enumerate(zip(got, infos)):
             assert (v.box, v.depth, v.in_front) == (box, depth, front)
             assert v.visible_fraction == ref.fraction(i)
+
+
+def test_panorama_longitudes_equal_the_one_point_function() -> None:
+    """The batched longitudes (forward heading worked out once) are panorama_longitude's
+    floats; a point straight above the camera still raises."""
+    import pytest
+
+    from perspecta.world.scene import Camera
+    from perspecta.world.viewing import panorama_longitude, panorama_longitudes
+
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        cam = Camera(name="pano", position=tuple(rng.uniform(-3, 3, 3)), look_at=tuple(rng.uniform(-3, 3, 3)),
+                     width=64, height=32, projection="equirect")
+        pts = rng.uniform(-5, 5, (9, 3))
+        pts[0, :2] = np.asarray(cam.position)[:2] + rng.choice([0.0, -0.0, 0.5], 2)  # near the axis, signed zeros
+        if np.hypot(*(pts[0, :2] - np.asarray(cam.position)[:2])) < 1e-9:
+            pts[0, 0] += 0.25
+        assert panorama_longitudes(pts, cam) == [panorama_longitude(p, cam) for p in pts]
+    with pytest.raises(ValueError):
+        panorama_longitudes(np.array([[*cam.position[:2], 9.0]]), cam)

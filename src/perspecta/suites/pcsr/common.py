@@ -363,11 +363,13 @@ def optimistic(scene: Scene) -> Pano:
 
 def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
     """Upper-bound readability facts of ``obj`` in ``camera``'s panorama, from its box corners."""
-    from perspecta.world.oracle import panorama_latitude, panorama_longitude, wrap180
+    from perspecta.world.oracle import panorama_latitude, wrap180
+    from perspecta.world.viewing import panorama_longitudes
 
-    ref = panorama_longitude(obj.center(), camera)
-    lon = [float(wrap180(panorama_longitude(c, camera) - ref)) for c in obj.corners()]
-    lat = [panorama_latitude(c, camera) for c in obj.corners()]
+    corners = obj.corners()  # one box, its longitudes at once (every candidate room asks)
+    ref, *lons = panorama_longitudes(np.concatenate([obj.center()[None], corners]), camera)
+    lon = [float(wrap180(x - ref)) for x in lons]
+    lat = [panorama_latitude(c, camera) for c in corners]
     w = min((max(lon) - min(lon)) / 360.0 * camera.width, camera.width)
     h = min((max(lat) - min(lat)) / 180.0 * camera.height, camera.height)
     return {"pixels": int(w * h), "box": [int(np.ceil(w)), int(np.ceil(h))], "marker_cover": 0.0}
