@@ -170,3 +170,55 @@ def test_bbox_distance_cache_returns_the_solved_distance() -> None:
     moved = SceneObject(b.id, b.asset_id, b.category, Pose((b.pose.position[0] + 5.0, *b.pose.position[1:]), yaw=b.pose.yaw),
                         size=b.size)
     assert bbox_distance(a, moved) == _bbox_distance(a, moved) != bbox_distance(a, b)
+
+
+def test_visibility_projects_like_camera_project() -> None:
+    """visibility() projects with the camera's matrices looked up once: boxes, depths and
+    fractions must be Camera.project's to the bit (they decide which layouts samplers keep)."""
+    from perspecta.world.samplers.common import _convex_hull, _Projected, visibility
+    from perspecta.world.scene import Camera, Pose, SceneObject
+
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        objs = [SceneObject(f"o{i}", "a", "c", Pose(tuple(rng.uniform(-1.5, 1.5, 2)) + (0.0,), yaw=float(rng.uniform(0, 360)),
+                                                     pitch=float(rng.choice([0.0, 90.0]))),
+                            size=tuple(rng.uniform(0.05, 1.2, 3))) for i in range(int(rng.integers(1, 6)))]
+        eye = rng.uniform(-6, 6, 3)
+        eye[2] = abs(eye[2]) + 0.2
+        cam = Camera(position=tuple(eye), look_at=tuple(rng.uniform(-0.5, 0.5, 3)), fov_y=float(rng.uniform(30, 70)),
+                     width=320, height=240)
+        got = visibility(objs, cam, margin=2.0)
+        infos, hulls = [], []
+        for o in objs:  # the arithmetic visibility() had before, through Camera.project
+            uv, z = cam.project(o.corners())
+            _, zc = cam.project(o.center()[None])
+            front = bool(np.all(z > 1e-3))
+            box = (float(uv[:, 0].min()), float(uv[:, 1].min()), float(uv[:, 0].max()), float(uv[:, 1].max()))
+            infos.append((box, float(zc[0]), front))
+            hulls.append(_convex_hull(uv) if front else np.zeros((0, 2)))
+        ref = _Projected([None] * len(objs), [(b, d, f, False) for b, d, f in infos], 24)
+        ref._hulls = hulls
+        for i, (v, (box, depth, front)) in enumerate(zip(got, infos)):
+            assert (v.box, v.depth, v.in_front) == (box, depth, front)
+            assert v.visible_fraction == ref.fraction(i)
+
+
+def test_panorama_longitudes_equal_the_one_point_function() -> None:
+    """The batched longitudes (forward heading worked out once) are panorama_longitude's
+    floats; a point straight above the camera still raises."""
+    import pytest
+
+    from perspecta.world.scene import Camera
+    from perspecta.world.viewing import panorama_longitude, panorama_longitudes
+
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        cam = Camera(name="pano", position=tuple(rng.uniform(-3, 3, 3)), look_at=tuple(rng.uniform(-3, 3, 3)),
+                     width=64, height=32, projection="equirect")
+        pts = rng.uniform(-5, 5, (9, 3))
+        pts[0, :2] = np.asarray(cam.position)[:2] + rng.choice([0.0, -0.0, 0.5], 2)  # near the axis, signed zeros
+        if np.hypot(*(pts[0, :2] - np.asarray(cam.position)[:2])) < 1e-9:
+            pts[0, 0] += 0.25
+        assert panorama_longitudes(pts, cam) == [panorama_longitude(p, cam) for p in pts]
+    with pytest.raises(ValueError):
+        panorama_longitudes(np.array([[*cam.position[:2], 9.0]]), cam)

@@ -390,3 +390,38 @@ def test_obj_md_carried_form_reverses_the_subject_slide(gen_env) -> None:  # typ
         for (ca, cb), (a, b) in zip(zip(cams, cams[1:]), zip(frames, frames[1:])):
             assert carried_step_misleads(ref, (ca, cb), a, b)
     assert sorted(forms) == ["carried", "carried", "fixed", "fixed"]
+
+
+def test_render_readable_draws_colour_only_for_a_readable_view() -> None:
+    """A view whose named object breaks the pixel contract costs a mask-only render and
+    no colour pass; a readable one gets the very image and facts of a plain render."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.render.gl import GLRenderer
+    from perspecta.suites.lrr.common import named_facts, render_readable
+    from perspecta.world.scene import Camera, Pose, Scene, SceneObject
+
+    lib = AssetLibrary.default()
+    box = SceneObject("target", "proc:box", "box", Pose((0.0, 0.0, 0.0), yaw=30.0), params={"seed": 1})
+    near = Camera(position=(3.0, -2.0, 1.5), look_at=(0, 0, 0.3), width=256, height=256)
+    far = Camera(position=(300.0, -200.0, 150.0), look_at=(0, 0, 0.3), fov_y=20.0, width=256, height=256)
+    scene = Scene("t", 0, "studio", [box], [near, far])
+    calls: list[bool] = []
+    with GLRenderer(lib) as r:
+        plain_render = r.render
+
+        def counted(s, c, *, color=True):  # type: ignore[no-untyped-def]
+            calls.append(color)
+            return plain_render(s, c, color=color)
+
+        ctx = SimpleNamespace(renderer=SimpleNamespace(render=counted))
+        assert render_readable(ctx, scene, far, {"box": "target"}) is None
+        assert calls == [False]
+        rgb, facts = render_readable(ctx, scene, near, {"box": "target"})
+        want = plain_render(scene, near)
+    assert calls == [False, False, True]
+    assert np.array_equal(rgb, want.rgb)
+    assert facts == named_facts(want.instance, scene, {"box": "target"})[0]

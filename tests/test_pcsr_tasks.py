@@ -609,3 +609,36 @@ def test_t0_many_form_counts_two_to_five_with_balanced_values() -> None:
     if 32 % len(count_plan(3)) == 0:  # whole blocks of the few plan: every cell equally often
         assert set(few.values()) == {32 // len(count_plan(3))}
     assert float(COUNT_MANY_SHARE["easy"]) == 0.0
+
+
+def test_panoramas_are_drawn_in_colour_only_when_kept(tmp_path: Path, monkeypatch) -> None:
+    """Rooms are measured on masks; the colour pass runs once per stored panorama (shared
+    rooms and a task's own seam-aimed rooms alike), and each stored PNG holds the pixels
+    a fresh renderer draws for its scene record."""
+    from PIL import Image
+
+    from perspecta.dataset.io import scene_from_record
+    from perspecta.render.gl import GLRenderer
+
+    colour = []
+    plain = GLRenderer.render
+
+    def counted(self, scene, camera, *, color=True):  # type: ignore[no-untyped-def]
+        colour.append(color)
+        return plain(self, scene, camera, color=color)
+
+    monkeypatch.setattr(GLRenderer, "render", counted)
+    tasks = ["pcsr/counting", "pcsr/relative_distance", "pcsr/ego_distortion"]
+    out = tmp_path / "ds"
+    generate_dataset(out, GenerationConfig(suites=["pcsr"], n=2, seed=8, tasks=tasks))
+    stored = sorted((out / "images").rglob("*.png"))
+    assert stored and sum(colour) == len(stored) < len(colour)
+    monkeypatch.setattr(GLRenderer, "render", plain)
+    scenes = {json.loads(line)["scene_id"]: json.loads(line) for line in (out / "scenes.jsonl").read_text().splitlines()}
+    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    image_scene = {it["images"][0]: it["scene_id"] for it in items}
+    with GLRenderer() as fresh:
+        for png in stored:
+            scene = scene_from_record(scenes[image_scene[png.relative_to(out).as_posix()]])
+            want = fresh.render(scene, scene.camera("pano")).rgb
+            assert np.array_equal(np.asarray(Image.open(png).convert("RGB")), want), png.name

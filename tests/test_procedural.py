@@ -218,3 +218,27 @@ def test_box_and_cylinder_templates_give_trimeshs_floats_bit_for_bit() -> None:
             ours = _cylinder_soup(r, h, sections)
             theirs = _soup(trimesh.creation.cylinder(radius=r, height=h, sections=sections))
             assert ours.tobytes() == theirs.tobytes(), (r, h, sections)  # signs of zeros too
+
+
+def test_kept_capsules_equal_trimeshs_and_stay_unedited() -> None:
+    """A capsule served from the per-size cache has trimesh's floats, a caller editing its
+    copy does not reach the kept one, and a quadruped built warm (legs of repeated sizes)
+    equals the same seed built with the cache emptied."""
+    import numpy as np
+    import trimesh
+
+    from perspecta.assets import procedural as P
+
+    for length, radius in ((0.31, 0.04), (0.31, 0.04), (0.0, 0.05), (1.7, 0.12)):
+        got = P._capsule_soup(length, radius)
+        want = P._soup(trimesh.creation.capsule(height=length, radius=radius, count=[12, 12]))
+        assert got.tobytes() == want.tobytes()
+        got[:] = 9.0
+    assert not (P._capsule_soup(0.31, 0.04) == 9.0).any()
+    for family in ("dog", "horse", "person"):
+        warm = [P.build(family, s) for s in (3, 4, 3)]
+        P._capsule_soup_kept.cache_clear()
+        cold = P.build(family, 3)
+        for a in (warm[0], warm[2]):
+            assert [p.positions.tobytes() for p in a.parts] == [p.positions.tobytes() for p in cold.parts]
+            assert [p.normals.tobytes() for p in a.parts] == [p.normals.tobytes() for p in cold.parts]

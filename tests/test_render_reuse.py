@@ -144,3 +144,34 @@ def test_id_layer_marks_background_and_whole_instance_numbers(library) -> None:
     assert np.isinf(res.depth[res.instance == 0]).all()  # no ground: background is "no hit"
     assert np.isfinite(res.depth[res.instance > 0]).all() and (res.depth[res.instance > 0] > 0).all()
     assert np.isinf(up.depth).all() and not up.instance.any()  # looking at the sky only
+
+
+def test_colour_render_reuses_a_mask_only_renders_layers_of_the_same_view(library) -> None:
+    """A colour render right after a mask-only render of the same view takes its id and
+    depth layers (no second id pass); a moved object, another camera or another instance
+    number must not: each render equals a fresh renderer's."""
+    from perspecta.render.gl import GLRenderer
+
+    scene = _panels({"shade": 0}, {"shade": 1})
+    moved = _panels({"shade": 0}, {"shade": 1})
+    moved.objects[1].pose = Pose((0.0, 0.9, 0.0), yaw=25)
+    # a panel behind the camera is culled: the same draws, each one instance number up
+    behind = SceneObject("b", "test:panel", "panel", Pose((9.0, 0.0, 0.0)), params={"shade": 2})
+    shifted = Scene("t", 0, "studio", [behind, *scene.objects], [])
+    other = Camera(position=(3.0, 1.0, 1.6), look_at=(0, 0, 0.5), fov_y=45, width=80, height=64)
+    with GLRenderer(library) as r:
+        masks = r.render(scene, CAM, color=False)
+        masks.instance[:] = 7  # a caller editing its layers must not reach the kept copy
+        full = r.render(scene, CAM)
+        assert _same(full, _fresh(library, scene))
+        # the kept layers really serve the next colour render of this view
+        key = next(reversed(r._id_frames))
+        meshes, zcam, inst = r._id_frames[key]
+        r._id_frames[key] = (meshes, zcam, np.full_like(inst, 5))
+        assert (r.render(scene, CAM).instance == 5).all()
+        for changed, cam in ((moved, CAM), (scene, other), (shifted, CAM)):
+            r.render(scene, CAM, color=False)
+            got = r.render(changed, cam)
+            want = _fresh(library, changed, cam)
+            assert _same(got, want)
+            assert not np.array_equal(got.instance, full.instance)

@@ -262,6 +262,8 @@ class GLRenderer:
         self._static: OrderedDict[str, _GpuMesh] = OrderedDict()
         self._env_textures: dict[str, Any] = {}
         self._texture_pool = _TexturePool()
+        # id / depth layers of recent mask-only views, by everything the id pass reads
+        self._id_frames: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], np.ndarray, np.ndarray]] = OrderedDict()
 
     # ------------------------------------------------------------------ setup
     @property
@@ -340,6 +342,7 @@ class GLRenderer:
             m.release()
         self._meshes.clear()
         self._static.clear()
+        self._id_frames.clear()
         for tex in self._env_textures.values():
             tex.release()
         self._env_textures.clear()
@@ -759,6 +762,11 @@ class GLRenderer:
             rgb = np.zeros((0, 0, 3), dtype=np.uint8)
 
         # --- id / depth pass at 1x (pixel centres = output pixel centres)
+        id_key = _id_pass_key(view, view_proj, static, scene.room is not None, draws)
+        kept = self._id_frames.get(id_key)
+        if kept is not None:  # a mask-only render of this very view drew these layers
+            timing.stop(mark, "render.ids")
+            return _Frame(rgb, kept[1].copy(), kept[2].copy())
         t["fbo_ids"].use()
         t["fbo_ids"].clear(math.inf, 0.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
@@ -784,8 +792,23 @@ class GLRenderer:
         zcam = np.ascontiguousarray(ids[..., 0])  # inf where nothing was drawn (the clear)
         inst = ids[..., 1].astype(np.int32)  # whole numbers: a flat uniform, never interpolated
         ctx.disable(moderngl.DEPTH_TEST)
+        if not light.get("color", True):
+            self._keep_id_frame(id_key, (static, *(dr.mesh for dr in draws)), zcam, inst)
         timing.stop(mark, "render.ids")
         return _Frame(rgb, zcam, inst)
+
+    def _keep_id_frame(self, key: tuple[Any, ...], meshes: tuple[Any, ...], zcam: np.ndarray,
+                       inst: np.ndarray) -> None:
+        """Remember a mask-only view's layers (copies: callers may edit theirs).
+
+        Why: a task that rejects draws on masks alone (too few pixels, too small a box)
+        renders the masks first and the colour only for a draw it keeps; the id pass of
+        that colour render would redraw exactly these layers. Six entries hold every
+        face of a panorama. The entry holds the meshes its key names by ``id``."""
+        self._id_frames[key] = (meshes, zcam.copy(), inst.copy())
+        self._id_frames.move_to_end(key)
+        while len(self._id_frames) > 6:
+            self._id_frames.popitem(last=False)
 
     def _draw_scene_mesh(self, gm: _GpuMesh, model: np.ndarray, tint: np.ndarray | None) -> None:
         import moderngl
@@ -811,6 +834,18 @@ def _timed(fn: Callable[[], np.ndarray], stage: str) -> Callable[[], np.ndarray]
         with timing.stage(stage):
             return fn()
     return run
+
+
+def _id_pass_key(view: _View, view_proj: np.ndarray, static: _GpuMesh | None, room: bool,
+                 draws: list[_Draw]) -> tuple[Any, ...]:
+    """Everything the id pass reads: target size, the view's matrices and eye, the static
+    mesh (culled in a room) and each drawn mesh with its model matrix and instance. The
+    meshes are keyed by ``id`` and the kept entry holds them (:meth:`GLRenderer._keep_id_frame`),
+    so no other mesh can take their ids while it lives; the colour pass does not touch the
+    id target, so equal keys give equal layers."""
+    return (view.width, view.height, view_proj.tobytes(), np.asarray(view.eye, dtype=float).tobytes(),
+            np.asarray(view.rotation[2], dtype=float).tobytes(), id(static), room,
+            tuple((id(dr.mesh), dr.model.tobytes(), dr.instance) for dr in draws))
 
 
 def _mat(prog: Any, name: str, m: np.ndarray) -> None:

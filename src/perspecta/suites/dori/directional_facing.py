@@ -171,12 +171,13 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     cam = scene.camera("main")
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
-    marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
-                              "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"contract": studio_contract(ctx).to_dict(), "view": target_view(scene, asset)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin(granularity, egocentric_facing(obj, scene.camera("main")))
+    check_readable(dict(record))  # geometry alone: a draw it rejects needs no colour render
+    marked, box, facts = render_boxed(ctx, scene)
+    record = {"objects": {"A": facts}, **record}
     check_readable(record)
     ctx.add_scene(scene)
     image = ctx.save_image(marked, granularity)

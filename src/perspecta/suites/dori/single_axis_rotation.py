@@ -124,11 +124,12 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     else:
         cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx, 45.0) * 45.0 + 0.2)
     set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
-    marked, box, facts = render_boxed(ctx, scene)
-    record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
-                              "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"contract": studio_contract(ctx).to_dict(), "view": target_view(scene, asset)}
     if scene.object("obj0").has_front:
         record["bin_margin"] = _margin(granularity, clockwise_needed(scene))
+    check_readable(dict(record))  # geometry alone: a draw it rejects needs no colour render
+    marked, box, facts = render_boxed(ctx, scene)
+    record = {"objects": {"A": facts}, **record}
     check_readable(record)
     ctx.add_scene(scene)
     image = ctx.save_image(marked, granularity)

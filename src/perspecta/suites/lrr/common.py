@@ -125,6 +125,17 @@ def named_facts(instance: np.ndarray, scene: Scene, names: dict[str, str]) -> tu
     return facts, probs
 
 
+def render_readable(ctx: Any, scene: Scene, camera: Any, names: dict[str, str]) -> tuple[np.ndarray, dict[str, Any]] | None:
+    """(colour image, :func:`named_facts`) of ``camera``'s view, or None when a named
+    object breaks the contract. The masks decide first, so a rejected layout costs no
+    colour pass; the colour render of a kept one reuses those masks' id pass."""
+    masks = ctx.renderer.render(scene, camera, color=False)
+    facts, probs = named_facts(masks.instance, scene, names)
+    if probs:
+        return None
+    return ctx.renderer.render(scene, camera).rgb, facts
+
+
 def labelled_images(n: int) -> str:
     """"Image A: <image>" lines, one per frame, in order."""
     return "\n".join(f"Image {FRAME_LABELS[i]}: {IMAGE_MARKER}" for i in range(n))

@@ -25,7 +25,7 @@ from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
     labelled_images,
-    named_facts,
+    render_readable,
     stratum,
     view_size,
     wants_yes,
@@ -113,9 +113,8 @@ def generate_dep(ctx: TaskContext) -> list[Item]:
             return None
         if not (target_clear(scene, cam, "x", min_visible=0.8) and target_clear(scene, cam, "y", min_visible=0.8)):
             return None
-        res = ctx.renderer.render(scene, cam)
-        facts, probs = named_facts(res.instance, scene, {"x": "x", "y": "y"})
-        return None if probs else (scene, res.rgb, facts)
+        drawn = render_readable(ctx, scene, cam, {"x": "x", "y": "y"})
+        return None if drawn is None else (scene, *drawn)
 
     scene, rgb, facts = retry(attempt, 80, "lrr dep")
     ctx.add_scene(scene)

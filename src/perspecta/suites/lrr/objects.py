@@ -39,7 +39,7 @@ from perspecta.suites.lrr.common import (
     FRAME_LABELS,
     SUITE,
     labelled_images,
-    named_facts,
+    render_readable,
     stratum,
     view_size,
     wants_yes,
@@ -126,13 +126,12 @@ def _both_variants(ctx: TaskContext, frames: list[Scene], cams: list[Camera], sh
         ids = _scene_ids(ctx.scene_prefix, variant, len(frames))
         vf = [with_objects(f, f.objects, i) if variant == "base" else cleared(f, i) for f, i in zip(frames, ids)]
         for k, (scene, cam) in enumerate(zip(vf, cams)):
-            res = ctx.renderer.render(scene, cam)
             label = short if len(frames) == 1 else f"{short}_{FRAME_LABELS[k]}"
-            f, probs = named_facts(res.instance, scene, {label: "target"})
-            if probs:
+            drawn = render_readable(ctx, scene, cam, {label: "target"})
+            if drawn is None:
                 return None
-            facts[variant].update(f)
-            rendered.append((variant, scene, res.rgb))
+            facts[variant].update(drawn[1])
+            rendered.append((variant, scene, drawn[0]))
     out: Rendered = {v: ([], [], {"objects": facts[v]}) for v in VARIANTS}
     for variant, scene, rgb in rendered:
         k = len(out[variant][0])

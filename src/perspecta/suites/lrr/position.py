@@ -30,7 +30,7 @@ from perspecta.suites.lrr.common import (
     VIEW_SIZE,
     composite_size,
     labelled_images,
-    named_facts,
+    render_readable,
     stratum,
     view_size,
     wants_yes,
@@ -190,11 +190,8 @@ def position_view(ctx: TaskContext, scene_id: str, size: int, category: str,
         # far one in a Pos-C cell could not meet it
         if not all(target_clear(scene, cam, f"same{i}", min_visible=0.5) for i in range(n_same)):
             return None
-        res = ctx.renderer.render(scene, cam)
-        facts, probs = named_facts(res.instance, scene, {noun(category): "target"})
-        if probs:
-            return None
-        return scene, res.rgb, facts
+        drawn = render_readable(ctx, scene, cam, {noun(category): "target"})
+        return None if drawn is None else (scene, *drawn)
 
     # most attempts fail on cheap geometry before any render; a far target in a Pos-C cell
     # (a third of the composite) meets the pixel contract rarely: 80 attempts were too few

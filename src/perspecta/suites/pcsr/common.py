@@ -18,6 +18,7 @@ looks for a room that can pose exactly that question.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -326,13 +327,23 @@ def room_knobs(ctx: TaskContext) -> dict[str, Any]:
     }
 
 
-def render_pano(ctx: TaskContext, scene: Scene) -> tuple[Pano, np.ndarray]:
-    """Render the room's panorama and measure each object's mask pixels."""
+def render_pano(ctx: TaskContext, scene: Scene, *, color: bool = True) -> tuple[Pano, np.ndarray]:
+    """Render the room's panorama and measure each object's mask pixels.
+
+    ``color=False`` renders the masks only (its rgb is empty): questions are decided on
+    masks, so a room is drawn in colour only once a unit keeps it (:func:`pano_rgb`)."""
     camera = scene.camera("pano")
-    result = ctx.renderer.render(scene, camera)
+    result = ctx.renderer.render(scene, camera, color=color)
     ids, counts = np.unique(result.instance, return_counts=True)
     px = {scene.objects[int(i) - 1].id: int(c) for i, c in zip(ids, counts) if i > 0}
     return Pano(scene=scene, camera=camera, image="", visible_px=px, instance=result.instance), result.rgb
+
+
+def pano_rgb(ctx: TaskContext, scene: Scene) -> np.ndarray:
+    """The colour panorama of ``scene`` (whose masks :func:`render_pano` measured): the
+    renderer's output does not depend on what it drew before, so drawing it after the
+    question was decided gives the pixels an eager render gave."""
+    return ctx.renderer.render(scene, scene.camera("pano")).rgb
 
 
 def optimistic(scene: Scene) -> Pano:
@@ -352,11 +363,13 @@ def optimistic(scene: Scene) -> Pano:
 
 def projected_facts(obj: SceneObject, camera: Camera) -> dict[str, Any]:
     """Upper-bound readability facts of ``obj`` in ``camera``'s panorama, from its box corners."""
-    from perspecta.world.oracle import panorama_latitude, panorama_longitude, wrap180
+    from perspecta.world.oracle import panorama_latitude, wrap180
+    from perspecta.world.viewing import panorama_longitudes
 
-    ref = panorama_longitude(obj.center(), camera)
-    lon = [float(wrap180(panorama_longitude(c, camera) - ref)) for c in obj.corners()]
-    lat = [panorama_latitude(c, camera) for c in obj.corners()]
+    corners = obj.corners()  # one box, its longitudes at once (every candidate room asks)
+    ref, *lons = panorama_longitudes(np.concatenate([obj.center()[None], corners]), camera)
+    lon = [float(wrap180(x - ref)) for x in lons]
+    lat = [panorama_latitude(c, camera) for c in corners]
     w = min((max(lon) - min(lon)) / 360.0 * camera.width, camera.width)
     h = min((max(lat) - min(lat)) / 180.0 * camera.height, camera.height)
     return {"pixels": int(w * h), "box": [int(np.ceil(w)), int(np.ceil(h))], "marker_cover": 0.0}
@@ -407,9 +420,13 @@ def build_unit(
             failures.append(f"{scene.room.room_type if scene.room else '?'}: layout cannot pose the question")
             continue
         if shared is not None:
-            pano, rgb = rooms.shared_pano(ctx, shared, scene), None
+            pano, drawn = rooms.shared_pano(ctx, shared, scene), None
         else:
-            pano, rgb = render_pano(ctx, scene)
+            # masks first: a room whose question fails once measured costs no colour pass
+            # (measured: 4 of 19 panoramas of a unit stream were never saved); the colour
+            # is drawn from a copy of the scene as it was measured
+            drawn = copy.deepcopy(scene)
+            pano, _ = render_pano(ctx, scene, color=False)
             pano.split = ctx.split
         renders += 1
         q = build(ctx, pano)
@@ -424,7 +441,8 @@ def build_unit(
                 rooms.publish(ctx, shared)
                 ctx.adopt_image(pano.image)
             else:
-                pano.image = ctx.save_image(rgb, "pano")
+                assert drawn is not None
+                pano.image = ctx.save_image(pano_rgb(ctx, drawn), "pano")
             return make_items(ctx, task, pano, q)
         failures.append(f"{scene.room.room_type if scene.room else '?'}: no well-posed question once rendered")
         if renders >= MAX_RENDERS:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from perspecta.suites.context import TaskContext, encode_png, split_for_seed, stable_key
-from perspecta.suites.pcsr.common import Pano, render_pano, room_knobs
+from perspecta.suites.pcsr.common import PANO_SIZE, Pano, pano_rgb, render_pano, room_knobs
 from perspecta.world.samplers import SamplingError, sample_room
 from perspecta.world.samplers.room import draw_room_type
 from perspecta.world.scene import Scene
@@ -106,17 +106,21 @@ def shared_pano(ctx: TaskContext, key: RoomKey, scene: Scene) -> Pano:
     cache = _cache(ctx)
     png = cache / f"{key.name}.png"
     mask = cache / f"{key.name}.instance.npz"
-    if not (png.exists() and mask.exists()):
+    if not ctx.with_depth and not mask.exists():
+        # masks only: most rooms a unit renders are kept by some unit, but not all
+        # (measured: 4 of 19); :func:`publish` draws the colour of those that are
+        pano, _ = render_pano(ctx, scene, color=False)
+        _write_atomic(mask, lambda p: _save_mask(p, pano.instance))
+    elif ctx.with_depth and not (png.exists() and mask.exists()):  # the depth comes with the colour render
         pano, rgb = render_pano(ctx, scene)
         data = encode_png(rgb, ctx.suite)
         _write_atomic(png, lambda p: p.write_bytes(data))
         _write_atomic(mask, lambda p: _save_mask(p, pano.instance))
-        if ctx.with_depth:  # ground-truth depth of the panorama, published with it
-            from perspecta.dataset.depth import write_png
+        from perspecta.dataset.depth import write_png  # ground-truth depth, published with the panorama
 
-            depth, _ = ctx.renderer.depth_for(rgb)  # type: ignore[attr-defined]
-            if depth is not None:
-                _write_atomic(cache / f"{key.name}.depth.png", lambda p: write_png(p, depth))
+        depth, _ = ctx.renderer.depth_for(rgb)  # type: ignore[attr-defined]
+        if depth is not None:
+            _write_atomic(cache / f"{key.name}.depth.png", lambda p: write_png(p, depth))
     with np.load(mask, allow_pickle=False) as stored:
         instance = stored["instance"].astype(np.int32)
     ids, counts = np.unique(instance, return_counts=True)
@@ -134,6 +138,10 @@ def _save_mask(path: Path, instance: np.ndarray) -> None:
 def publish(ctx: TaskContext, key: RoomKey) -> None:
     """Copy room ``key``'s panorama into the dataset (once; later units find it there)."""
     dest = ctx.out_dir / IMAGE_DIR / f"{key.name}_pano.png"
+    png = _cache(ctx) / f"{key.name}.png"
+    if not png.exists():  # the first unit to keep this room draws its colour, from the room's record
+        data = encode_png(pano_rgb(ctx, shared_scene(ctx, key, PANO_SIZE)), ctx.suite)
+        _write_atomic(png, lambda p: p.write_bytes(data))
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(dest, lambda p: shutil.copyfile(_cache(ctx) / f"{key.name}.png", p))
