@@ -1,0 +1,42 @@
+"""Numbers-integrity checks: every printed figure keeps every record asked, once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from perspecta.cli_eval import app
+from perspecta.report.aggregate import aggregate
+from perspecta.report.summary import summarize_run
+from perspecta.suites import registry
+
+
+def _spin(item: int, variant: str, status: str, correct: bool | None) -> dict:
+    group = f"spin/dynamic_translation/base/{item:06d}"
+    return {"item_id": f"{group}/{variant}", "suite": "spin", "task": "dynamic_translation",
+            "subtype": "translation_left_right", "model": "m", "answer": "A", "status": status,
+            "prediction": "A" if correct else ("B" if status == "ok" else None), "correct": correct,
+            "group": group, "variant": variant, "n_options": 2, "answer_type": "mcq", "dataset": "d"}
+
+
+def test_resumed_spin_variant_is_counted_once_by_score_and_report(tmp_path: Path) -> None:
+    """A resumed run re-asks a failed SpinBench variant: its group then holds that variant on two
+    lines until the older one is dropped. score and report must read the later line, not refuse
+    the log ("two records of variant") and not count both."""
+    lines = [_spin(1, "base", "failed", None), _spin(1, "symmetric", "ok", True),
+             _spin(2, "base", "ok", False), _spin(2, "symmetric", "ok", False),
+             _spin(1, "base", "ok", True)]  # the re-asked variant, appended by the resumed run
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    registry.load_builtin_suites()
+    (st,) = aggregate([path], set(registry.suites())).runs.values()
+    run = summarize_run(st)
+    assert (run["n"], run["correct"], run["failed"]) == (4, 2, 0)
+    cons = run["suite_metrics"]["spin"]["consistency"]
+    assert cons["n_groups"] == 2 and cons["n_records"] == 4 and cons["failed"] == 0
+    assert cons["consistency"] == 1.0  # group 1: C, C; group 2: W, W
+    result = CliRunner().invoke(app, ["score", str(path), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "s.json").read_text())["runs"][0]["n"] == 4
