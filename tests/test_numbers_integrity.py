@@ -40,3 +40,18 @@ def test_resumed_spin_variant_is_counted_once_by_score_and_report(tmp_path: Path
     result = CliRunner().invoke(app, ["score", str(path), "--json", str(tmp_path / "s.json")])
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "s.json").read_text())["runs"][0]["n"] == 4
+
+
+def test_finetune_transfer_pool_counts_every_item_asked() -> None:
+    """The transfer table pools tasks over every record asked (failed counts wrong), from the
+    tasks' correct counts — not accuracy x answered / answered, which mixed the two denominators."""
+    from perspecta.report.sections.finetune import _pool
+
+    run = {"by_task": {
+        "dori/a": {"n": 10, "answered": 5, "correct": 5, "accuracy": 0.5},  # 5 failed requests
+        "dori/b": {"n": 10, "answered": 10, "correct": 5, "accuracy": 0.5},
+    }}
+    pooled = _pool(run, ["dori/a", "dori/b"])
+    assert pooled["n"] == 20 and pooled["accuracy"] == 10 / 20
+    lo, hi = pooled["ci95"]
+    assert lo < 0.5 < hi and hi - lo > 0.3  # an interval for n = 20, not for the 15 answered
