@@ -55,3 +55,15 @@ def test_finetune_transfer_pool_counts_every_item_asked() -> None:
     assert pooled["n"] == 20 and pooled["accuracy"] == 10 / 20
     lo, hi = pooled["ci95"]
     assert lo < 0.5 < hi and hi - lo > 0.3  # an interval for n = 20, not for the 15 answered
+
+
+def test_interval_of_a_perfect_small_cell_is_not_zero_width() -> None:
+    """3 right of 3 is not certainty: the 95% interval must leave room below 100%."""
+    from perspecta.report.summary import binomial_ci
+
+    lo, hi = binomial_ci(3, 3)
+    assert hi == 1.0 and 0.40 < lo < 0.45  # Wilson: 0.439
+    lo, hi = binomial_ci(0, 3)
+    assert lo == 0.0 and 0.55 < hi < 0.60
+    lo, hi = binomial_ci(200, 400)  # the interior is still the bootstrap's ~±4.9 pp
+    assert abs(lo - 0.451) < 0.01 and abs(hi - 0.549) < 0.01

@@ -19,14 +19,33 @@ from perspecta.report.aggregate import ANSWERED, CHANCE_N, CHANCE_SUM, CORRECT, 
 BOOTSTRAP = 1000
 
 
+Z95 = 1.959963984540054
+
+
+def wilson_interval(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score 95% interval of ``correct`` out of ``n`` (n > 0)."""
+    p = correct / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def binomial_ci(correct: int, n: int, *, draws: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float] | None:
-    """Percentile bootstrap of an accuracy from its counts (fixed seed, so reports are stable)."""
+    """Percentile bootstrap of an accuracy from its counts (fixed seed, so reports are stable),
+    widened to at least the Wilson score interval.
+
+    A percentile bootstrap of 3 right out of 3 (or 0 of 3) has zero width — every resample
+    is 100% — so a tiny subtype read "100.0 [100.0, 100.0]", certainty it does not have;
+    the Wilson bounds (3/3: [43.9, 100]) keep the interval honest at the edges, as the
+    audit's intervals do (:mod:`perspecta.audit.stats`)."""
     if n == 0:
         return None
     rng = np.random.default_rng(seed)
     means = rng.binomial(n, correct / n, size=draws) / n
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
+    w_lo, w_hi = wilson_interval(correct, n)
+    return float(min(lo, w_lo)), float(max(hi, w_hi))
 
 
 def block(st: RunState, level: str, name: str) -> dict[str, Any]:

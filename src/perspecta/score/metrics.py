@@ -23,7 +23,7 @@ import numpy as np
 
 from perspecta import fastjson
 from perspecta.report.aggregate import Aggregator
-from perspecta.report.summary import BOOTSTRAP, block, block_from_cells, summarize_run
+from perspecta.report.summary import BOOTSTRAP, block, block_from_cells, summarize_run, wilson_interval
 from perspecta.score.records import ScoredRecord
 
 
@@ -54,7 +54,8 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
 
 
 def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float] | None:
-    """Percentile bootstrap 95% interval of the mean.
+    """Percentile bootstrap 95% interval of the mean (for 0/1 values widened to at least the
+    Wilson interval, so 20 right of 20 is not [1, 1]).
 
     Correctness values are 0/1, and the mean of a resample of ``len(values)`` such
     values is exactly Binomial(len, p) / len: drawing that instead of the resamples
@@ -74,6 +75,9 @@ def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tu
             for i in range(0, n, chunk)
         ])
     lo, hi = np.percentile(means, [2.5, 97.5])
+    if np.all((values == 0) | (values == 1)):  # as binomial_ci: never narrower than Wilson's
+        w_lo, w_hi = wilson_interval(int(values.sum()), len(values))
+        lo, hi = min(lo, w_lo), max(hi, w_hi)
     return float(lo), float(hi)
 
 

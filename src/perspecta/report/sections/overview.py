@@ -26,7 +26,7 @@ def leaderboard(ctx: Context) -> Section:
     declared = _declared_columns(suites)
     sec = Section("leaderboard", "Leaderboard",
                   "Accuracy over every item asked (failed requests and unparsed replies count as wrong) with a 95% "
-                  "bootstrap interval; coverage = answered / asked beside it; answered-only accuracy (correct / "
+                  "interval (percentile bootstrap, never narrower than Wilson's); coverage = answered / asked beside it; answered-only accuracy (correct / "
                   "answered) is secondary. κ = (acc − p_e)/(1 − p_e) over the multiple-choice and yes/no records, "
                   "p_e the mean chance rate 1/k, failed and unparsed counting wrong; "
                   + "".join(f"{col.meaning}; " for _, col in declared if col.meaning)
