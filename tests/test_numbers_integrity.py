@@ -67,3 +67,19 @@ def test_interval_of_a_perfect_small_cell_is_not_zero_width() -> None:
     assert lo == 0.0 and 0.55 < hi < 0.60
     lo, hi = binomial_ci(200, 400)  # the interior is still the bootstrap's ~±4.9 pp
     assert abs(lo - 0.451) < 0.01 and abs(hi - 0.549) < 0.01
+
+
+def test_pcsr_relaxed_match_does_not_credit_denials_or_hedges() -> None:
+    """PCSR's relaxed reading finds the gold inside a phrase; it must not credit a reply that
+    denies, hedges, declines or asks ("It is not the chair"), while keeping its real leniency."""
+    from perspecta.suites.pcsr.scoring import score_response
+
+    md = {"candidates": ["chair", "table", "lamp"], "answer_aliases": []}
+    for reply in ("It is not the chair.", "not the chair", "Maybe the chair?",
+                  "I cannot tell whether it is the chair.", "Perhaps the chair"):
+        assert score_response(reply, "chair", md, "open") == {"strict": 0.0, "relaxed": 0.0}, reply
+    for reply in ("the office chair", "chair 2", "It is the chair."):
+        assert score_response(reply, "chair", md, "open")["relaxed"] == 1.0, reply
+    mcq = {"options": {"A": "left", "B": "right"}}
+    assert score_response("Not left", "A", mcq, "mcq")["relaxed"] == 0.0
+    assert score_response("On your left", "A", mcq, "mcq")["relaxed"] == 1.0
