@@ -83,3 +83,33 @@ def test_pcsr_relaxed_match_does_not_credit_denials_or_hedges() -> None:
     mcq = {"options": {"A": "left", "B": "right"}}
     assert score_response("Not left", "A", mcq, "mcq")["relaxed"] == 0.0
     assert score_response("On your left", "A", mcq, "mcq")["relaxed"] == 1.0
+
+
+def test_heatmap_kappa_of_a_mixed_subtype_compares_options_with_their_chance(tmp_path: Path, monkeypatch) -> None:
+    """A PCSR subtype mixes open answers (no chance rate) with 4-option items. A model exactly at
+    chance on the options (1 of 4 right) and 0 of 4 on the open items has κ = 0 on the options;
+    all-record accuracy (1/8) against the options' chance (1/4) read it as κ = −0.17."""
+    from perspecta.report import figures
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections.overview import heatmaps
+
+    registry.load_builtin_suites()
+    lines = []
+    for i in range(8):
+        mcq = i < 4
+        lines.append({"item_id": f"pcsr/counting/base/{i:06d}", "suite": "pcsr", "task": "counting",
+                      "subtype": "count", "model": "m", "answer": "A" if mcq else "3", "status": "ok",
+                      "prediction": "A" if i == 0 else "B" if mcq else "2", "correct": i == 0,
+                      "answer_type": "mcq" if mcq else "open", "n_options": 4 if mcq else 0,
+                      "scores": {"strict": float(i == 0), "relaxed": float(i == 0)}, "dataset": "d"})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    seen = {}
+    monkeypatch.setattr(figures, "heatmap", lambda data, rows, cols, title, out, **kw: seen.__setitem__(title, data))
+    heatmaps(ctx)
+    (kappa,) = [v for k, v in seen.items() if "κ" in k]
+    assert abs(float(kappa[0, 0])) < 1e-9

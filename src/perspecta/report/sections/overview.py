@@ -78,7 +78,8 @@ def _runs_table(ctx: Context) -> Table:
 def heatmaps(ctx: Context) -> Section:
     sec = Section("heatmaps", "Subtype heatmaps",
                   "κ (chance-adjusted: 0 = guessing, 1 = perfect) and raw accuracy per subtype and run, "
-                  "as SpinBench Fig. 3/33/34. Grey cells: no data (or no chance level, for open answers).")
+                  "as SpinBench Fig. 3/33/34; κ is over the subtype's multiple-choice and yes/no records (open answers "
+                  "have no chance level). Grey cells: no data (or only open answers).")
     if not ctx.runs:
         sec.omitted = "no model runs"
         return sec
@@ -87,12 +88,15 @@ def heatmaps(ctx: Context) -> Section:
         subs = sorted({k for r in ctx.runs for k in r["by_subtype"] if k.startswith(suite + "/")})
         acc = np.full((len(subs), len(ctx.runs)), math.nan)
         kap = np.full_like(acc, math.nan)
-        for j, run in enumerate(ctx.runs):
+        for j, (run, st) in enumerate(zip(ctx.runs, ctx.states)):
             for i, sub in enumerate(subs):
                 b = run["by_subtype"].get(sub)
                 if b and b["accuracy"] is not None:
                     acc[i, j] = 100 * b["accuracy"]
-                    k = kappa_of(b)
+                    # over the subtype's records with a chance rate only: PCSR subtypes mix open
+                    # answers (chance ~0) with options, and all-record accuracy against the
+                    # options' chance read a guesser as below chance
+                    k = kappa_of(block(st, "kappa_pool", sub))
                     kap[i, j] = math.nan if k is None else k
         rows = [s.rsplit("/", 1)[1] or s.split("/")[1] for s in subs]  # the subtype (task when it has none)
         if not np.all(np.isnan(kap)):
