@@ -344,11 +344,18 @@ def test_results_summary_and_scored_records(dataset, items, tmp_path):
                                  "subtype": items[plan[1]].subtype, "n": 2, "annotators": ["alice", "bob"]}]
     md = (out / "human_summary.md").read_text()
     assert plan[1] in md and "± 17.7" in md
+    # who stopped early is shown: alice answered 4 of her plan, bob 1 (their plans are the full split)
+    n_plan = len(session.plan("alice"))
+    alice = summary["by_annotator"]["alice"]
+    assert (alice["planned"], alice["unanswered"]) == (n_plan, n_plan - 4)
+    assert summary["by_annotator"]["bob"]["unanswered"] == len(session.plan("bob")) - 1
+    assert summary["unanswered"] == 2 * n_plan - 5 and f"| alice | 4 | {n_plan} | {n_plan - 4} |" in md
 
     runner = CliRunner()
     res = runner.invoke(cli_app, ["human", "results", str(out)])
     assert res.exit_code == 0, res.output
     assert "flagged by 2" in res.output
+    assert f"alice: answered 4 of {n_plan} planned items" in " ".join(res.output.split())
     res = runner.invoke(cli_app, ["score", str(out / "results.jsonl")])
     assert res.exit_code == 0, res.output
     assert "human:alice" in res.output
