@@ -113,3 +113,30 @@ def test_heatmap_kappa_of_a_mixed_subtype_compares_options_with_their_chance(tmp
     heatmaps(ctx)
     (kappa,) = [v for k, v in seen.items() if "κ" in k]
     assert abs(float(kappa[0, 0])) < 1e-9
+
+
+def test_items_an_interrupted_run_never_recorded_count_as_failed(tmp_path: Path) -> None:
+    """A run file says what was asked; items without a record are failed in score and report,
+    not dropped (an interrupted run read as accurate over the half it finished)."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.report.build import build_report
+    from perspecta.run import evaluate
+
+    ds = tmp_path / "ds"
+    generate_dataset(ds, GenerationConfig(suites=["spin"], n=4, seed=3, tasks=["spin/mental_rotation"]))
+    out = tmp_path / "res"
+    evaluate(ds, "baseline:oracle", out, progress=False)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) >= 4
+    kept = len(lines) // 2
+    (out / "results.jsonl").write_text("\n".join(lines[:kept]) + "\n")  # the run was killed halfway
+    result = CliRunner().invoke(app, ["score", str(out), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads((tmp_path / "s.json").read_text())["runs"]
+    assert (run["n"], run["failed"], run["missing"], run["correct"]) == (len(lines), len(lines) - kept,
+                                                                          len(lines) - kept, kept)
+    assert "have no record" in " ".join(result.output.split())
+    report = build_report([out], tmp_path / "rep")
+    board = (report.out / "tables" / "leaderboard.md").read_text()
+    assert f"| {len(lines)} |" in board and "have no record" in (report.out / "report.md").read_text()
+

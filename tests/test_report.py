@@ -182,6 +182,7 @@ def test_score_and_report_give_the_same_figures(data, tmp_path: Path) -> None:
     records = read_records(path)
     n_missing = 0
     for key, run in scored.items():
+        assert run.pop("missing") == 0  # score's count of items asked without a record (none here)
         assert _strip(json.loads(json.dumps(mine[key]))) == _strip(run), key
         assert mine[key]["ci95"] == tuple(run["ci95"]) or list(mine[key]["ci95"]) == run["ci95"]
         recs = [r for r in records if (r.model, r.prompt_mode) == key]

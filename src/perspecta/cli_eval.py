@@ -137,6 +137,10 @@ def score_command(
         raise _fail(f"--json {path}: cannot write the summary ({e.strerror or e})") from None
     console.print(summary_table(summary, level=level, title=str(results)))
     for run in summary["runs"]:
+        if run.get("missing"):
+            console.print(f"[red]{run['model']}[/] {run['prompt_mode']}: {run['missing']} of {run['n']} items asked "
+                          "have no record (interrupted run?); counted as failed above", highlight=False)
+    for run in summary["runs"]:
         for suite, metrics in run["suite_metrics"].items():
             console.print(f"[bold]{run['model']}[/] {run['prompt_mode']} {suite}: "
                           + json.dumps(metrics, default=str)[:2000], highlight=False)

@@ -115,12 +115,21 @@ def summarize_file(path: str | Path) -> dict[str, Any]:
     from perspecta.report.aggregate import aggregate
     from perspecta.suites import registry
 
+    from perspecta.report.load import run_infos
+    from perspecta.report.missing import add_missing
+
     path = Path(path)
     if path.is_dir():
         path = path / "results.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results log not found")
-    return _summary(aggregate([path], set(registry.suites())))
+    known = set(registry.suites())
+    agg = aggregate([path], known)
+    missing = add_missing(agg, [path], run_infos([path]), known)  # asked but never recorded: failed
+    summary = _summary(agg)
+    for run in summary["runs"]:
+        run["missing"] = missing.get((run["model"], run["prompt_mode"], run.get("dataset", "")), 0)
+    return summary
 
 
 def _fmt_acc(block: dict[str, Any]) -> str:

@@ -55,6 +55,10 @@ def leaderboard(ctx: Context) -> Section:
                            str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
                            DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km),
                            *[DASH for _ in declared], *per_suite, DASH])
+    for run in ctx.runs:
+        if run.get("missing"):
+            sec.notes.append(f"{ctx.label(run)}: {run['missing']} of its {run['n']} items asked have no record "
+                             "(an interrupted run?); they count as failed in every figure.")
     sec.blocks.append(table)
     sec.blocks.append(_runs_table(ctx))
     return sec
