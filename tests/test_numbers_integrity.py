@@ -140,3 +140,23 @@ def test_items_an_interrupted_run_never_recorded_count_as_failed(tmp_path: Path)
     board = (report.out / "tables" / "leaderboard.md").read_text()
     assert f"| {len(lines)} |" in board and "have no record" in (report.out / "report.md").read_text()
 
+
+def test_cross_model_figures_leave_the_baselines_out(tmp_path: Path) -> None:
+    """'mean ± SD over runs' of SpinBench consistency is a figure about models: the oracle's 100%
+    must not be averaged in (it would read 50.0 ± 50.0 here instead of 25.0 ± 35.4)."""
+    from perspecta.report.build import build_report
+    from perspecta.report.context import ReportOptions
+
+    outcomes = {"baseline:oracle": [(True, True), (True, True)], "openai:a": [(True, False), (True, False)],
+                "openai:b": [(True, True), (False, True)]}
+    lines = []
+    for model, groups in outcomes.items():
+        for g, pair in enumerate(groups):
+            for variant, ok in zip(("base", "symmetric"), pair):
+                lines.append(_spin(g, variant, "ok", ok) | {"model": model})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    report = build_report([path], tmp_path / "rep", ReportOptions(examples=0))
+    table = (report.out / "tables" / "spin-augmentation.md").read_text()
+    assert "| baseline:oracle | 100.0 |" in table  # still shown as a run
+    assert "| mean ± SD over model runs (baselines left out) | 25.0 ± 35.4 |" in table
