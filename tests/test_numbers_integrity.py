@@ -136,6 +136,7 @@ def test_items_an_interrupted_run_never_recorded_count_as_failed(tmp_path: Path)
     assert (run["n"], run["failed"], run["missing"], run["correct"]) == (len(lines), len(lines) - kept,
                                                                           len(lines) - kept, kept)
     assert "have no record" in " ".join(result.output.split())
+    assert "open answers have none" in " ".join(result.output.split())  # what "chance %" covers
     report = build_report([out], tmp_path / "rep")
     board = (report.out / "tables" / "leaderboard.md").read_text()
     assert f"| {len(lines)} |" in board and "have no record" in (report.out / "report.md").read_text()
@@ -160,3 +161,30 @@ def test_cross_model_figures_leave_the_baselines_out(tmp_path: Path) -> None:
     table = (report.out / "tables" / "spin-augmentation.md").read_text()
     assert "| baseline:oracle | 100.0 |" in table  # still shown as a run
     assert "| mean ± SD over model runs (baselines left out) | 25.0 ± 35.4 |" in table
+
+
+def test_dori_systematic_errors_count_models_not_baselines_and_one_repeat_has_no_sd() -> None:
+    """Table 10 needs a confusion in >= 3 distinct *models*: two models and the chance baseline
+    sharing one is not systematic. Table 11 with one repeat shows no '± 0.0' spread."""
+    from perspecta.report.context import Context, ReportOptions, Section
+    from perspecta.suites.dori.accumulate import DoriMetrics
+    from perspecta.suites.dori.report import _error_patterns
+
+    pair = {"true": "Facing left", "predicted": "Facing right", "frequent": True, "patterns": ["directional_reversal"]}
+    ep = {"error_patterns": {"by_type": {"directional_facing_coarse": {"n_errors": 5, "pairs": [pair]}},
+                             "n_errors": 5, "pattern_share": {}, "unparsed": 0, "failed": 0}}
+    runs = [{"model": m, "prompt_mode": "direct", "dataset": "d", "suite_metrics": {"dori": {"error_patterns": ep}}}
+            for m in ("baseline:chance", "openai:a", "openai:b")]
+    ctx = Context(agg=None, runs=runs, states=[], human=[], options=ReportOptions(), out=Path("."), files=[])  # type: ignore[arg-type]
+    sec = Section("dori", "DORI", "")
+    from perspecta.suites.dori import scoring as dori_scoring
+
+    for p in dori_scoring.PATTERNS:
+        ep["error_patterns"]["pattern_share"][p] = 0.0
+    _error_patterns(ctx, sec, [(r, None) for r in runs])
+    t10 = next(b for b in sec.blocks if getattr(b, "slug", "") == "dori-systematic-errors")
+    assert t10.rows == []  # only two models share the confusion
+
+    m = DoriMetrics()
+    m.compound[0] = [4, 1, 2, 3, 1, 0, 0]
+    assert all(sd is None for _, sd in m.compound_by_repeat().values())
