@@ -188,3 +188,20 @@ def test_dori_systematic_errors_count_models_not_baselines_and_one_repeat_has_no
     m = DoriMetrics()
     m.compound[0] = [4, 1, 2, 3, 1, 0, 0]
     assert all(sd is None for _, sd in m.compound_by_repeat().values())
+
+
+def test_identical_repeats_do_not_narrow_the_interval() -> None:
+    """Three repeats of a deterministic model are one answer per item three times: the 95%
+    interval must be that of the items, not of 3x as many independent records."""
+    from perspecta.score.metrics import accuracy_block
+    from perspecta.score.records import ScoredRecord
+
+    def recs(repeat: int) -> list[ScoredRecord]:
+        return [ScoredRecord(item_id=f"zz/t/base/{i:06d}", suite="zz", task="t", model="m", answer="A",
+                             status="ok", prediction="A" if i < 17 else "B", correct=i < 17, n_options=4,
+                             repeat=repeat) for i in range(43)]
+
+    once = accuracy_block(recs(0))
+    thrice = accuracy_block(recs(0) + recs(1) + recs(2))
+    assert thrice["n"] == 129 and thrice["n_items"] == 43 and thrice["accuracy"] == once["accuracy"]
+    assert thrice["ci95"] == once["ci95"]  # was ~[31.0, 48.2] against [25.6, 54.4] for the same answers

@@ -154,7 +154,8 @@ def summary_table(summary: dict[str, Any], *, level: str = "by_task", title: str
 
     table = Table(title=title, caption="accuracy: all items asked, failed and unparsed count wrong; "
                                        "answered-only: correct / answered (secondary); chance: mean 1/k over "
-                                       "the multiple-choice and yes/no items (open answers have none)")
+                                       "the multiple-choice and yes/no items (open answers have none); "
+                                       "(m±s): mean ± SEM over repeats, the CI is over items")
     for col, just in (("model", "left"), ("mode", "left"), ("group", "left"), ("n", "right"),
                       ("accuracy % [95% CI]", "right"), ("coverage %", "right"), ("answered-only acc. %", "right"),
                       ("chance %", "right"), ("unparsed", "right"), ("failed", "right")):

@@ -189,4 +189,5 @@ def _pool(run: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
     blocks = [run["by_task"][t] for t in tasks if t in run["by_task"]]
     n = sum(b["n"] for b in blocks)
     correct = sum(int(b["correct"]) for b in blocks)
-    return {"n": n, "accuracy": correct / n if n else None, "ci95": binomial_ci(correct, n)}
+    n_items = sum(int(b.get("n_items", b["n"])) for b in blocks)  # repeats are not new items
+    return {"n": n, "accuracy": correct / n if n else None, "ci95": binomial_ci(correct, n, n_eff=n_items)}
