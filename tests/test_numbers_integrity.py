@@ -205,3 +205,21 @@ def test_identical_repeats_do_not_narrow_the_interval() -> None:
     thrice = accuracy_block(recs(0) + recs(1) + recs(2))
     assert thrice["n"] == 129 and thrice["n_items"] == 43 and thrice["accuracy"] == once["accuracy"]
     assert thrice["ci95"] == once["ci95"]  # was ~[31.0, 48.2] against [25.6, 54.4] for the same answers
+
+
+def test_summary_json_is_strict_json_with_undefined_figures_as_null(tmp_path: Path) -> None:
+    """Cohen's κ is undefined when every gold and predicted label is one label (chance agreement
+    1): summary.json says null, not Python's NaN token, which strict JSON readers reject."""
+    lines = [_spin(i, "base", "ok", True) for i in range(3)]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    result = CliRunner().invoke(app, ["score", str(path), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"non-JSON token {token}")
+
+    summary = json.loads((tmp_path / "s.json").read_text(), parse_constant=refuse)
+    spin = summary["runs"][0]["suite_metrics"]["spin"]["kappa"]
+    assert spin["cohen_kappa"]["translation_left_right"] is None and spin["accuracy"]["translation_left_right"] == 1.0
+    assert "NaN" not in result.output
