@@ -223,3 +223,29 @@ def test_summary_json_is_strict_json_with_undefined_figures_as_null(tmp_path: Pa
     spin = summary["runs"][0]["suite_metrics"]["spin"]["kappa"]
     assert spin["cohen_kappa"]["translation_left_right"] is None and spin["accuracy"]["translation_left_right"] == 1.0
     assert "NaN" not in result.output
+
+
+def test_lrr_and_pcsr_task_tables_show_n_asked_with_failures(tmp_path: Path) -> None:
+    """Every percentage table carries its n: LRR's and PCSR's per-task tables had none, so a run
+    with failed requests read the same as a complete one."""
+    from perspecta.report.build import build_report
+    from perspecta.report.context import ReportOptions
+
+    lines = []
+    for i in range(4):
+        failed = i == 3
+        lines.append({"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": "m",
+                      "answer": "yes", "status": "failed" if failed else "ok", "prediction": None if failed else "yes",
+                      "correct": None if failed else True, "response": None if failed else "Yes.",
+                      "answer_type": "yesno", "dataset": "d"})
+        lines.append({"item_id": f"pcsr/counting/base/{i:06d}", "suite": "pcsr", "task": "counting", "model": "m",
+                      "answer": "3", "status": "unparsed" if i == 0 else "ok", "prediction": None if i == 0 else "3",
+                      "correct": i != 0, "response": "hmm" if i == 0 else "3", "answer_type": "open",
+                      "scores": {"strict": float(i != 0), "relaxed": float(i != 0)}, "dataset": "d"})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    report = build_report([path], tmp_path / "rep", ReportOptions(examples=0))
+    lrr = (report.out / "tables" / "lrr-tasks.md").read_text()
+    pcsr = (report.out / "tables" / "pcsr-tasks.md").read_text()
+    assert "n asked" in lrr and "| m | 4 (1 failed) | 75.0 (50.0) |" in lrr
+    assert "n asked" in pcsr and "| m | 4 (1 unparsed) |" in pcsr
