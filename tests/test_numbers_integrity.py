@@ -249,3 +249,29 @@ def test_lrr_and_pcsr_task_tables_show_n_asked_with_failures(tmp_path: Path) -> 
     pcsr = (report.out / "tables" / "pcsr-tasks.md").read_text()
     assert "n asked" in lrr and "| m | 4 (1 failed) | 75.0 (50.0) |" in lrr
     assert "n asked" in pcsr and "| m | 4 (1 unparsed) |" in pcsr
+
+
+def test_images_sent_reports_the_size_load_image_produces(tmp_path: Path) -> None:
+    """The run file's images_sent (the report's Runs table) must be what the backend sent: with
+    depth beside the image the image is downscaled first and then doubled in width, so 512x512
+    at --image-max-side 256 is sent as 512x256 (it was reported as 256x128)."""
+    import numpy as np
+    from PIL import Image
+
+    from perspecta.dataset.item import Item, letter_options
+    from perspecta.models.base import InputSettings
+    from perspecta.models.images import load_image
+    from perspecta.run.dataset import EvalDataset
+    from perspecta.run.runner import EvalConfig, _images_sent
+
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (512, 384), (10, 20, 30)).save(tmp_path / "images" / "a.png")
+    np.save(tmp_path / "images" / "a_depth.npy", np.full((384, 512), 2.0))
+    item = Item(id="spin/t/base/000000", suite="spin", task="t", question="<image>\\nQ?\\nA. x\\nB. y",
+                images=["images/a.png"], answer_type="mcq", options=letter_options(["x", "y"]), answer="A")
+    ds = EvalDataset(root=tmp_path, items=[item], manifest={})
+    for settings in (InputSettings(max_side=256, depth=True), InputSettings(max_side=256),
+                     InputSettings(max_side=None, depth=True)):
+        cfg = EvalConfig(inputs=settings, progress=False)
+        sent = load_image(tmp_path / "images" / "a.png", settings)
+        assert _images_sent([item], ds, cfg)["spin"]["sizes"] == [f"{sent.width}x{sent.height}"], settings
