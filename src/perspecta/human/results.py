@@ -55,6 +55,9 @@ def block(rows: list[tuple[Response, ScoredRecord]]) -> dict[str, Any]:
         "accuracy_mean": statistics.fmean(accs) if accs else None,
         "accuracy_sd": statistics.stdev(accs) if len(accs) > 1 else None,
         "interruptions": len(rows) - len(kept),
+        # answers given while the right answer was shown after each one (serve --feedback): the
+        # person may have learnt the items' answers (a group's variants, a scene's other question)
+        "with_feedback": sum(resp.feedback_shown for resp, _ in rows),
         "rt": _stats([r.rt_s for r in kept]),
         "client_rt": _stats([r.client_rt_s for r in kept if r.client_rt_s is not None]),
     }
@@ -154,6 +157,11 @@ def markdown(summary: dict[str, Any]) -> str:
         acc = f"{_fmt(b['accuracy_mean'], 100)} ± {_fmt(b['accuracy_sd'], 100)} ({_fmt(b['accuracy_pooled'], 100)})"
         lines.append(f"| {name} | {b['n_annotators']} | {b['n_responses']} | {acc} | {_fmt(b['rt']['mean_s'])} "
                      f"| {_fmt(b['rt']['median_s'])} | {b['interruptions']} |")
+    fb = summary["overall"].get("with_feedback", 0)
+    if fb:
+        lines += ["", f"**{fb} of {summary['overall']['n_responses']} answers were given with feedback** (the right "
+                  "answer shown after each one, `serve --feedback`): a training session, not a baseline — later "
+                  "items may be answered from what earlier feedback taught."]
     lines += ["", "## Annotators", "", "Accuracy is over the answers each annotator gave; unanswered items of "
               "their plan are in no accuracy and are counted here.", "",
               "| annotator | answered | planned | unanswered | accuracy % |", "|---|---:|---:|---:|---:|"]
