@@ -275,3 +275,10 @@ def test_images_sent_reports_the_size_load_image_produces(tmp_path: Path) -> Non
         cfg = EvalConfig(inputs=settings, progress=False)
         sent = load_image(tmp_path / "images" / "a.png", settings)
         assert _images_sent([item], ds, cfg)["spin"]["sizes"] == [f"{sent.width}x{sent.height}"], settings
+
+
+def test_score_of_an_empty_log_is_an_error_like_report(tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_text("")
+    result = CliRunner().invoke(app, ["score", str(tmp_path), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 2 and "no scored records" in result.output
+    assert not (tmp_path / "s.json").exists()

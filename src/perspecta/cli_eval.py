@@ -148,6 +148,8 @@ def score_command(
         summary = summarize_file(results)
     except (FileNotFoundError, ValueError) as e:
         raise _fail(str(e)) from None
+    if not summary["runs"]:  # as `perspecta report`: an empty table would read as a score of nothing
+        raise _fail(f"no scored records in {results}")
     path = json_out or (results if results.is_dir() else results.parent) / "summary.json"
     try:
         path.write_text(summary_json(summary))
