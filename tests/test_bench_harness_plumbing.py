@@ -183,6 +183,12 @@ def test_report_ratios_and_goal_verdict():
     assert "| lmms-eval | 1 | - | - |" in failed
     assert "not evaluated" in failed and "- inspect-ai: skipped - no venv" in failed
 
+    # a peer that failed at one concurrency was never compared there: no plain "met"
+    partial = _report([_res("perspecta", 1, 2.0, 800), _res("lmms-eval", 1, 40.0, 40),
+                       _res("perspecta", 16, 2.0, 800), _res("lmms-eval", 16, 0.0, 0, error="timed out after 600 s")])
+    assert "met for the comparisons that completed; lowest measured ratio 20.0x; " \
+           "not compared: lmms-eval at concurrency 16." in partial
+
 
 def test_absent_peer_venv_is_skipped_with_the_setup_command(tmp_path):
     drivers = Path(__file__).resolve().parents[1] / "benchmarks" / "harness"

@@ -315,7 +315,7 @@ def test_results_summary_and_scored_records(dataset, items, tmp_path):
         store.record("alice", iid, ans, bool(score_human(item, "alice", ans, None).correct), client_rt_s=1.0,
                      feedback_shown=False, now=t0 + (200.0 if k == 2 else 2.0 + k))
     store.mark_served("bob", plan[0], now=t0)
-    store.record("bob", plan[0], items[plan[0]].answer, True, client_rt_s=None, feedback_shown=False, now=t0 + 4)
+    store.record("bob", plan[0], items[plan[0]].answer, True, client_rt_s=None, feedback_shown=True, now=t0 + 4)
     store.set_flag("bob", plan[1], True)
     store.set_flag("alice", plan[1], True)
     store.set_flag("alice", plan[3], True)
@@ -344,11 +344,21 @@ def test_results_summary_and_scored_records(dataset, items, tmp_path):
                                  "subtype": items[plan[1]].subtype, "n": 2, "annotators": ["alice", "bob"]}]
     md = (out / "human_summary.md").read_text()
     assert plan[1] in md and "± 17.7" in md
+    # who stopped early is shown: alice answered 4 of her plan, bob 1 (their plans are the full split)
+    n_plan = len(session.plan("alice"))
+    alice = summary["by_annotator"]["alice"]
+    assert (alice["planned"], alice["unanswered"]) == (n_plan, n_plan - 4)
+    assert summary["by_annotator"]["bob"]["unanswered"] == len(session.plan("bob")) - 1
+    assert summary["unanswered"] == 2 * n_plan - 5 and f"| alice | 4 | {n_plan} | {n_plan - 4} |" in md
+    # bob saw the right answer after answering (serve --feedback): said beside the accuracy
+    assert summary["overall"]["with_feedback"] == 1 and summary["by_annotator"]["alice"]["with_feedback"] == 0
+    assert "1 of 5 answers were given with feedback" in md
 
     runner = CliRunner()
     res = runner.invoke(cli_app, ["human", "results", str(out)])
     assert res.exit_code == 0, res.output
     assert "flagged by 2" in res.output
+    assert f"alice: answered 4 of {n_plan} planned items" in " ".join(res.output.split())
     res = runner.invoke(cli_app, ["score", str(out / "results.jsonl")])
     assert res.exit_code == 0, res.output
     assert "human:alice" in res.output

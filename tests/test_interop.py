@@ -157,6 +157,11 @@ def test_import_rejects_rows_that_are_not_in_the_dataset(dataset_dir: Path, tmp_
         import_predictions(bad, dataset=dataset_dir, fmt="lmms-eval", model="m", out=tmp_path / "o")
     empty = tmp_path / "p.tsv"
     empty.write_text("index\tprediction\n0\t\n")
-    import_predictions(empty, dataset=dataset_dir, fmt="vlmevalkit", model="m", out=tmp_path / "e")
-    (rec,) = read_records(tmp_path / "e")
+    result = import_predictions(empty, dataset=dataset_dir, fmt="vlmevalkit", model="m", out=tmp_path / "e")
+    recs = read_records(tmp_path / "e")
+    split = load_eval_dataset(dataset_dir).select(split="test")
+    rec = next(r for r in recs if r.item_id == split[0].id)
     assert rec.status == "failed" and rec.correct is None  # an empty prediction is never guessed
+    # the split's other items had no row: failed too, so the score is over the whole split
+    assert len(recs) == len(split) and all(r.status == "failed" for r in recs)
+    assert result["missing_from_split"] == len(split) - 1 and "no prediction in p.tsv" in recs[-1].error

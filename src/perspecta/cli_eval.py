@@ -8,6 +8,7 @@ perspecta.cli_eval`` runs them standalone. Both are thin wrappers over
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from pathlib import Path
@@ -18,6 +19,23 @@ from rich.console import Console
 
 console = Console()
 BUILTIN_BASELINES = ("baseline:oracle", "baseline:chance", "baseline:prior")
+
+
+def _finite(x: Any) -> Any:
+    """NaN and ±inf as None, recursively: an undefined figure (Cohen's κ when chance agreement is
+    1) is null in JSON; Python's ``NaN`` token is not JSON and breaks strict readers (jq, JS)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """``summary.json`` text: strict JSON, undefined figures as null."""
+    return json.dumps(_finite(summary), indent=2, default=str, allow_nan=False)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -130,16 +148,22 @@ def score_command(
         summary = summarize_file(results)
     except (FileNotFoundError, ValueError) as e:
         raise _fail(str(e)) from None
+    if not summary["runs"]:  # as `perspecta report`: an empty table would read as a score of nothing
+        raise _fail(f"no scored records in {results}")
     path = json_out or (results if results.is_dir() else results.parent) / "summary.json"
     try:
-        path.write_text(json.dumps(summary, indent=2, default=str))
+        path.write_text(summary_json(summary))
     except OSError as e:  # a directory, or a place that cannot be written
         raise _fail(f"--json {path}: cannot write the summary ({e.strerror or e})") from None
     console.print(summary_table(summary, level=level, title=str(results)))
     for run in summary["runs"]:
+        if run.get("missing"):
+            console.print(f"[red]{run['model']}[/] {run['prompt_mode']}: {run['missing']} of {run['n']} items asked "
+                          "have no record (interrupted run?); counted as failed above", highlight=False)
+    for run in summary["runs"]:
         for suite, metrics in run["suite_metrics"].items():
             console.print(f"[bold]{run['model']}[/] {run['prompt_mode']} {suite}: "
-                          + json.dumps(metrics, default=str)[:2000], highlight=False)
+                          + json.dumps(_finite(metrics), default=str)[:2000], highlight=False)
     console.print(f"summary written to {path}")
 
 
@@ -171,7 +195,7 @@ def run_main_job(dataset_dir: Path, out_dir: Path, *, models: list[str] | None =
     prior_file = Path(out_dir) / "run-baseline_prior.json"
     if prior_file.is_file():
         summary["prior_source"] = json.loads(prior_file.read_text()).get("prior_source")
-    Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    Path(out_dir, "summary.json").write_text(summary_json(summary))
     return summary, summary_table(summary, level="by_suite", title=f"baselines on {dataset_dir} (per-task: perspecta score)")
 
 

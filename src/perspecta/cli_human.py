@@ -92,6 +92,13 @@ def results_command(
                       f"{fmt(b['accuracy_mean'], 100)} ± {fmt(b['accuracy_sd'], 100)}",
                       fmt(b["rt"]["mean_s"]), fmt(b["rt"]["median_s"]), str(b["interruptions"]))
     console.print(table)
+    if summary["overall"].get("with_feedback"):
+        console.print(f"[yellow]{summary['overall']['with_feedback']} of {summary['overall']['n_responses']} answers "
+                      "were given with feedback[/] (serve --feedback): not a baseline measurement", highlight=False)
+    for a, b in summary["by_annotator"].items():
+        if b.get("unanswered"):
+            console.print(f"{a}: answered {b['n_responses']} of {b['planned']} planned items "
+                          f"({b['unanswered']} unanswered, in no accuracy above)", highlight=False)
     for f in summary["flags"]:
         console.print(f"flagged by {f['n']}: {f['item_id']} ({', '.join(f['annotators'])})", highlight=False)
     where = out or store

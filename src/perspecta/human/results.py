@@ -55,6 +55,9 @@ def block(rows: list[tuple[Response, ScoredRecord]]) -> dict[str, Any]:
         "accuracy_mean": statistics.fmean(accs) if accs else None,
         "accuracy_sd": statistics.stdev(accs) if len(accs) > 1 else None,
         "interruptions": len(rows) - len(kept),
+        # answers given while the right answer was shown after each one (serve --feedback): the
+        # person may have learnt the items' answers (a group's variants, a scene's other question)
+        "with_feedback": sum(resp.feedback_shown for resp, _ in rows),
         "rt": _stats([r.rt_s for r in kept]),
         "client_rt": _stats([r.client_rt_s for r in kept if r.client_rt_s is not None]),
     }
@@ -95,6 +98,7 @@ def collect(store_dir: str | Path, dataset_dir: str | Path | None = None) -> tup
         latency = None if resp.interrupted else resp.rt_s
         rows.append((resp, score_human(items[resp.item_id], resp.annotator, resp.answer, latency)))
     records = [rec for _, rec in rows]
+    completion = _completion(ds.items, plan, responses)
     flagged: dict[str, list[str]] = defaultdict(list)
     for f in flags:
         flagged[f["item_id"]].append(f["annotator"])
@@ -102,8 +106,9 @@ def collect(store_dir: str | Path, dataset_dir: str | Path | None = None) -> tup
         "dataset": str(root), "plan": plan, "interruption_threshold_s": INTERRUPTION_S,
         "rt_source": "server: first serve of the item to the annotator -> answer received",
         "overall": block(rows),
-        "by_annotator": {a: block([r for r in rows if r[0].annotator == a])
+        "by_annotator": {a: block([r for r in rows if r[0].annotator == a]) | completion.get(a, {})
                          for a in sorted({r[0].annotator for r in rows})},
+        "unanswered": sum(c["unanswered"] for c in completion.values()),
         "by_suite": _grouped(rows, lambda r: r.suite),
         "by_task": _grouped(rows, lambda r: f"{r.suite}/{r.task}"),
         "by_subtype": _grouped(rows, lambda r: f"{r.suite}/{r.task}/{r.subtype}"),
@@ -112,6 +117,28 @@ def collect(store_dir: str | Path, dataset_dir: str | Path | None = None) -> tup
                   for i, a in sorted(flagged.items())],
     }
     return summary, records, responses
+
+
+def _completion(items: list[Item], plan: dict[str, Any] | None, responses: list[Response]) -> dict[str, dict[str, int]]:
+    """Per annotator: items in their plan and how many of them have no answer.
+
+    Accuracy is over the answers given; an annotator who stopped after 4 of 40 items is
+    averaged like one who finished. The plan is a pure function of the items, its settings
+    and the annotator, so the unanswered count is shown beside every accuracy rather than
+    dropped silently."""
+    from perspecta.human.plan import PlanSettings, build_plan
+
+    if not plan:
+        return {}
+    settings = PlanSettings(**plan)
+    answered: dict[str, set[str]] = defaultdict(set)
+    for r in responses:
+        answered[r.annotator].add(r.item_id)
+    out = {}
+    for a, done in sorted(answered.items()):
+        ids = build_plan(items, settings, a)
+        out[a] = {"planned": len(ids), "unanswered": sum(i not in done for i in ids)}
+    return out
 
 
 def _fmt(x: float | None, scale: float = 1.0, digits: int = 1) -> str:
@@ -130,6 +157,17 @@ def markdown(summary: dict[str, Any]) -> str:
         acc = f"{_fmt(b['accuracy_mean'], 100)} ± {_fmt(b['accuracy_sd'], 100)} ({_fmt(b['accuracy_pooled'], 100)})"
         lines.append(f"| {name} | {b['n_annotators']} | {b['n_responses']} | {acc} | {_fmt(b['rt']['mean_s'])} "
                      f"| {_fmt(b['rt']['median_s'])} | {b['interruptions']} |")
+    fb = summary["overall"].get("with_feedback", 0)
+    if fb:
+        lines += ["", f"**{fb} of {summary['overall']['n_responses']} answers were given with feedback** (the right "
+                  "answer shown after each one, `serve --feedback`): a training session, not a baseline — later "
+                  "items may be answered from what earlier feedback taught."]
+    lines += ["", "## Annotators", "", "Accuracy is over the answers each annotator gave; unanswered items of "
+              "their plan are in no accuracy and are counted here.", "",
+              "| annotator | answered | planned | unanswered | accuracy % |", "|---|---:|---:|---:|---:|"]
+    for a, b in summary["by_annotator"].items():
+        lines.append(f"| {a} | {b['n_responses']} | {b.get('planned', '—')} | {b.get('unanswered', '—')} "
+                     f"| {_fmt(b['accuracy_pooled'], 100)} |")
     lines += ["", "## Flagged items", ""]
     if summary["flags"]:
         lines += ["| item | task | subtype | flags | annotators |", "|---|---|---|---:|---|"]

@@ -13,8 +13,10 @@ metric come out exactly as for a run of ``perspecta eval`` with the same answers
   of our TSV but the image, plus ``prediction``. Items are found by ``id``, else by
   ``index`` (the position in the exported split). ``.xlsx`` needs pandas and openpyxl.
 
-An empty prediction becomes a ``failed`` record (no response), never a guess; an id or
-index that is not in the dataset is an error.
+An empty prediction becomes a ``failed`` record (no response), never a guess; so does every
+item of the exported split the file has no row for (``missing_from_split`` in the result):
+the score is over the split, not over what the other tool got round to. An id or index
+that is not in the dataset is an error.
 """
 
 from __future__ import annotations
@@ -111,14 +113,20 @@ def import_predictions(file: str | Path, *, dataset: str | Path, fmt: str, model
                                           prompt_mode=prompt_mode)
     if not records:
         raise PredictionFileError(f"{file}: no predictions")
+    # the exported split's items the file has no row for (the other tool's --limit, a crash): failed
+    # records, so `perspecta score` counts them wrong instead of scoring only what was predicted
+    missing = [it for it in order if it.id not in records]
+    for it in missing:
+        records[it.id] = score_response(it, model=model, response=None, prompt_mode=prompt_mode,
+                                        error=f"no prediction in {file.name} for this item of split {split!r}")
     for rec in records.values():  # the run's identity in reports, as for `perspecta eval`
         rec.dataset = ds.fingerprint
     out = Path(out)
     path = out if out.suffix == ".jsonl" else out / "results.jsonl"
     ordered = [records[it.id] for it in ds.items if it.id in records]
     write_jsonl_atomic(path, ordered)
-    missing = sum(1 for it in order if it.id not in records)
-    return {"records": len(ordered), "missing_from_split": missing, "path": str(path)}
+    return {"records": len(ordered), "missing_from_split": len(missing), "missing_recorded_as": "failed",
+            "path": str(path)}
 
 
 def _find_item(row: dict[str, Any], fmt: str, by_id: dict[str, Item], order: list[Item], where: str) -> Item:

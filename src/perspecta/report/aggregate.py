@@ -72,7 +72,7 @@ class RunState:
 def _roll_up(classes: dict[tuple[Any, ...], int]) -> dict[tuple[str, str, int], list[float]]:
     """Levels: all, suite, task, subtype, the levels a suite's ``accuracy_facets`` add, and
     kappa_pool — the records with a chance rate (1/k, or 1/2 for yes/no), one rate each, per
-    suite and overall."""
+    suite, per subtype (``suite/task/subtype``) and overall."""
     cells: dict[tuple[str, str, int], list[float]] = defaultdict(_cell)
     for (suite, task, subtype, facets, repeat, status, correct, n_opt, answer_type), k in classes.items():
         answered = status != "failed"
@@ -91,7 +91,9 @@ def _roll_up(classes: dict[tuple[Any, ...], int]) -> dict[tuple[str, str, int], 
                 c[CORRECT] += k * correct
                 c[OK if status == "ok" else UNPARSED] += k
         if chance_n:  # every asked record: a failed one counts wrong, as in the headline accuracy
-            for name in (suite, "all"):
+            # per subtype too: a subtype may mix open answers (no chance rate) with options, and
+            # its kappa must compare the options' accuracy with the options' chance, not all records'
+            for name in (suite, "all", f"{suite}/{task}/{subtype}"):
                 c = cells[("kappa_pool", name, repeat)]
                 c[N] += k
                 c[ANSWERED] += k * answered
@@ -204,12 +206,22 @@ def aggregate(files: Iterable[Path], known_suites: set[str], *, per_item: bool =
     files = list(files)
     agg = Aggregator(per_item=per_item)
     hashes = array("Q")
+    refused: ReportInputError | None = None
     for line in iter_lines(files, known_suites):
         hashes.append(_record_key_hash(line.record))
-        agg.add(line.record)
+        if refused is None:
+            try:
+                agg.add(line.record)
+            except ReportInputError as e:
+                # a suite metric may refuse a record its superseded twin already filled (a resumed
+                # run re-asks a failed SpinBench variant: the group holds that variant twice until
+                # the older line is dropped); decide after the pass, once superseded lines are known
+                refused = e
     superseded, dup_hashes = _superseded(hashes)
     del hashes
     if not superseded:
+        if refused is not None:
+            raise refused
         return agg
     agg = Aggregator(per_item=per_item)
     owner: dict[int, tuple[Any, ...]] = {}

@@ -20,6 +20,7 @@ from typing import Any
 from perspecta.report.aggregate import aggregate
 from perspecta.report.context import Context, Figure, Gallery, ReportOptions, Section
 from perspecta.report.load import ReportInputError, dataset_from_runs, results_files, run_infos
+from perspecta.report.missing import add_missing
 from perspecta.report.summary import summarize_run
 from perspecta.report.tables import Table
 
@@ -75,11 +76,15 @@ def build_report(results: list[Path], out: Path, options: ReportOptions | None =
     agg = aggregate(files, set(registry.suites()), per_item=dataset is not None)
     if agg.n_records == 0:
         raise ReportInputError(f"no scored records in {', '.join(map(str, files))}")
+    infos = run_infos(files)
+    missing = add_missing(agg, files, infos, set(registry.suites()))  # asked but never recorded: failed
     states = sorted(agg.runs.values(), key=lambda s: (s.model, s.prompt_mode, s.dataset))
     models = [s for s in states if not s.is_human]
     ctx = Context(agg=agg, runs=[summarize_run(s) for s in models], states=models,
                   human=[s for s in states if s.is_human], options=options, out=Path(out), files=files,
-                  dataset=dataset, run_info=run_infos(files))
+                  dataset=dataset, run_info=infos)
+    for run in ctx.runs:
+        run["missing"] = missing.get((run["model"], run["prompt_mode"], run.get("dataset", "")), 0)
     _prepare(ctx.out)
     sections: list[Section] = [fn(ctx) for fn in report_sections()]
     written = []

@@ -19,14 +19,42 @@ from perspecta.report.aggregate import ANSWERED, CHANCE_N, CHANCE_SUM, CORRECT, 
 BOOTSTRAP = 1000
 
 
-def binomial_ci(correct: int, n: int, *, draws: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float] | None:
-    """Percentile bootstrap of an accuracy from its counts (fixed seed, so reports are stable)."""
+Z95 = 1.959963984540054
+
+
+def wilson_interval(correct: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score 95% interval of ``correct`` out of ``n`` (n > 0)."""
+    p = correct / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def binomial_ci(correct: int, n: int, *, draws: int = BOOTSTRAP, seed: int = 0,
+                n_eff: int | None = None) -> tuple[float, float] | None:
+    """Percentile bootstrap of an accuracy from its counts (fixed seed, so reports are stable),
+    widened to at least the Wilson score interval.
+
+    A percentile bootstrap of 3 right out of 3 (or 0 of 3) has zero width — every resample
+    is 100% — so a tiny subtype read "100.0 [100.0, 100.0]", certainty it does not have;
+    the Wilson bounds (3/3: [43.9, 100]) keep the interval honest at the edges, as the
+    audit's intervals do (:mod:`perspecta.audit.stats`).
+
+    ``n_eff``: the number of independent units behind the ``n`` records — the items, when
+    each was asked in several repeats. Repeats of a deterministic model are copies of one
+    answer; counting them as n records narrowed the interval by sqrt(repeats) with no new
+    information. The accuracy stays correct / n; its spread is taken at ``n_eff`` items
+    (for repeats that do vary this is conservative: items are the sampling unit)."""
     if n == 0:
         return None
+    p = correct / n
+    m = n if n_eff is None else max(1, min(n, n_eff))
     rng = np.random.default_rng(seed)
-    means = rng.binomial(n, correct / n, size=draws) / n
+    means = rng.binomial(m, p, size=draws) / m
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
+    w_lo, w_hi = wilson_interval(p * m, m)
+    return float(min(lo, w_lo)), float(max(hi, w_hi))
 
 
 def block(st: RunState, level: str, name: str) -> dict[str, Any]:
@@ -40,12 +68,14 @@ def block_from_cells(per_repeat: dict[int, list[float]]) -> dict[str, Any]:
     answered-only accuracy beside it — as :func:`perspecta.score.metrics.accuracy_block`."""
     tot = [sum(c[i] for c in per_repeat.values()) for i in range(7)]
     n, answered, correct = int(tot[N]), int(tot[ANSWERED]), int(tot[CORRECT])
+    n_items = int(max((c[N] for c in per_repeat.values()), default=0))  # items asked (one repeat's records)
     out: dict[str, Any] = {
         "n": n, "answered": answered, "ok": int(tot[OK]), "unparsed": int(tot[UNPARSED]), "failed": n - answered,
         "correct": correct, "coverage": answered / n if n else 0.0,
         "accuracy": correct / n if n else None,
         "accuracy_answered": correct / answered if answered else None,
-        "ci95": binomial_ci(correct, n),
+        "n_items": n_items,
+        "ci95": binomial_ci(correct, n, n_eff=n_items),  # repeats are not new items
     }
     if tot[CHANCE_N]:
         out["chance_level"] = tot[CHANCE_SUM] / tot[CHANCE_N]

@@ -402,11 +402,11 @@ def _images_sent(items: list[Item], ds: EvalDataset, cfg: EvalConfig) -> dict[st
         except OSError:
             continue
         side = entry["max_side"]
-        if cfg.inputs.depth:
-            w *= 2
         if side and max(w, h) > side:  # as PIL's thumbnail: the longest side to ``side``, aspect kept
             scale = side / max(w, h)
             w, h = (side, max(1, round(h * scale))) if w >= h else (max(1, round(w * scale)), side)
+        if cfg.inputs.depth:  # load_image pastes the depth map beside the image *after* downscaling it
+            w *= 2
         entry["sizes"].add(f"{w}x{h}")
     return {k: {"max_side": v["max_side"], "sizes": sorted(v["sizes"])} for k, v in sorted(out.items())}
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from perspecta import fastjson
 from perspecta.report.aggregate import Aggregator
-from perspecta.report.summary import BOOTSTRAP, block, block_from_cells, summarize_run
+from perspecta.report.summary import BOOTSTRAP, block, block_from_cells, summarize_run, wilson_interval
 from perspecta.score.records import ScoredRecord
 
 
@@ -54,7 +54,8 @@ def read_records(path: str | Path) -> list[ScoredRecord]:
 
 
 def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float] | None:
-    """Percentile bootstrap 95% interval of the mean.
+    """Percentile bootstrap 95% interval of the mean (for 0/1 values widened to at least the
+    Wilson interval, so 20 right of 20 is not [1, 1]).
 
     Correctness values are 0/1, and the mean of a resample of ``len(values)`` such
     values is exactly Binomial(len, p) / len: drawing that instead of the resamples
@@ -74,6 +75,9 @@ def bootstrap_ci(values: np.ndarray, *, n: int = BOOTSTRAP, seed: int = 0) -> tu
             for i in range(0, n, chunk)
         ])
     lo, hi = np.percentile(means, [2.5, 97.5])
+    if np.all((values == 0) | (values == 1)):  # as binomial_ci: never narrower than Wilson's
+        w_lo, w_hi = wilson_interval(int(values.sum()), len(values))
+        lo, hi = min(lo, w_lo), max(hi, w_hi)
     return float(lo), float(hi)
 
 
@@ -111,12 +115,21 @@ def summarize_file(path: str | Path) -> dict[str, Any]:
     from perspecta.report.aggregate import aggregate
     from perspecta.suites import registry
 
+    from perspecta.report.load import run_infos
+    from perspecta.report.missing import add_missing
+
     path = Path(path)
     if path.is_dir():
         path = path / "results.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results log not found")
-    return _summary(aggregate([path], set(registry.suites())))
+    known = set(registry.suites())
+    agg = aggregate([path], known)
+    missing = add_missing(agg, [path], run_infos([path]), known)  # asked but never recorded: failed
+    summary = _summary(agg)
+    for run in summary["runs"]:
+        run["missing"] = missing.get((run["model"], run["prompt_mode"], run.get("dataset", "")), 0)
+    return summary
 
 
 def _fmt_acc(block: dict[str, Any]) -> str:
@@ -140,7 +153,9 @@ def summary_table(summary: dict[str, Any], *, level: str = "by_task", title: str
     from rich.table import Table
 
     table = Table(title=title, caption="accuracy: all items asked, failed and unparsed count wrong; "
-                                       "answered-only: correct / answered (secondary)")
+                                       "answered-only: correct / answered (secondary); chance: mean 1/k over "
+                                       "the multiple-choice and yes/no items (open answers have none); "
+                                       "(m±s): mean ± SEM over repeats, the CI is over items")
     for col, just in (("model", "left"), ("mode", "left"), ("group", "left"), ("n", "right"),
                       ("accuracy % [95% CI]", "right"), ("coverage %", "right"), ("answered-only acc. %", "right"),
                       ("chance %", "right"), ("unparsed", "right"), ("failed", "right")):

@@ -11,6 +11,16 @@ from perspecta.report.aggregate import RunState
 from perspecta.report.summary import block
 
 
+BASELINE_PREFIX = "baseline:"
+
+
+def is_baseline(model: str) -> bool:
+    """A reference run (oracle, chance, prior), not a model: shown in per-run tables, left out
+    of figures pooled or correlated *across models* — the oracle's 100% in a "model mean" or a
+    Pearson r over runs would measure the baselines, not the models."""
+    return model.startswith(BASELINE_PREFIX)
+
+
 def kappa_of(b: dict[str, Any] | None) -> float | None:
     """Chance-corrected kappa (acc - p_e) / (1 - p_e) of an accuracy block with a chance level."""
     if not b or b.get("accuracy") is None or b.get("chance_level") is None or b["chance_level"] >= 1.0:

@@ -178,11 +178,16 @@ def _columns(run: dict[str, Any], tasks: list[str]) -> list[tuple[str, str, str,
 
 
 def _pool(run: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
-    """Accuracy over the answered records of several tasks (a pooled block, CI from counts)."""
+    """Accuracy over every record asked of several tasks (failed and unparsed count wrong, as the
+    headline), pooled from the tasks' correct counts, CI from counts.
+
+    Before, the pool multiplied each task's accuracy (correct / asked) by its *answered*
+    count and divided by the answered total: with failed requests that was neither the
+    headline nor the answered-only accuracy, and its interval used the answered count."""
     from perspecta.report.summary import binomial_ci
 
     blocks = [run["by_task"][t] for t in tasks if t in run["by_task"]]
     n = sum(b["n"] for b in blocks)
-    answered = sum(b["answered"] for b in blocks)
-    correct = int(round(sum((b["accuracy"] or 0.0) * b["answered"] for b in blocks)))
-    return {"n": n, "accuracy": correct / answered if answered else None, "ci95": binomial_ci(correct, answered)}
+    correct = sum(int(b["correct"]) for b in blocks)
+    n_items = sum(int(b.get("n_items", b["n"])) for b in blocks)  # repeats are not new items
+    return {"n": n, "accuracy": correct / n if n else None, "ci95": binomial_ci(correct, n, n_eff=n_items)}

@@ -10,14 +10,15 @@ from scipy import stats
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import mean_sd
+from perspecta.report.sections.common import is_baseline, mean_sd
 from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, num, pct
 
 
 def build(ctx: Context) -> Section:
     sec = Section("human", "Human baselines",
-                  "All human:* annotators form one Human row: accuracy is the mean ± SD over annotators.")
+                  "All human:* annotators form one Human row: accuracy is the mean ± SD over annotators. "
+                  "Model mean accuracy is over the model runs; baseline:* runs (oracle, chance, prior) are left out.")
     if not ctx.human:
         sec.omitted = "no human results (records of model human:<annotator>, from `perspecta human results`)"
         return sec
@@ -29,8 +30,8 @@ def build(ctx: Context) -> Section:
     for sub in subs:
         accs = [block(h, "subtype", sub)["accuracy"] for h in ctx.human if sub in names(h, "subtype")]
         m, sd = mean_sd(accs)
-        model_accs = [r["by_subtype"][sub]["accuracy"] for r in ctx.runs
-                      if sub in r["by_subtype"] and r["by_subtype"][sub]["accuracy"] is not None]
+        model_accs = [r["by_subtype"][sub]["accuracy"] for r in ctx.runs if not is_baseline(r["model"])
+                      and sub in r["by_subtype"] and r["by_subtype"][sub]["accuracy"] is not None]
         lat = [h.latency[sub] for h in ctx.human if sub in h.latency]
         total, count = sum(x[0] for x in lat), sum(x[1] for x in lat)
         rt = total / count if count else None

@@ -26,7 +26,7 @@ def leaderboard(ctx: Context) -> Section:
     declared = _declared_columns(suites)
     sec = Section("leaderboard", "Leaderboard",
                   "Accuracy over every item asked (failed requests and unparsed replies count as wrong) with a 95% "
-                  "bootstrap interval; coverage = answered / asked beside it; answered-only accuracy (correct / "
+                  "interval (percentile bootstrap, never narrower than Wilson's); coverage = answered / asked beside it; answered-only accuracy (correct / "
                   "answered) is secondary. κ = (acc − p_e)/(1 − p_e) over the multiple-choice and yes/no records, "
                   "p_e the mean chance rate 1/k, failed and unparsed counting wrong; "
                   + "".join(f"{col.meaning}; " for _, col in declared if col.meaning)
@@ -55,6 +55,10 @@ def leaderboard(ctx: Context) -> Section:
                            str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
                            DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km),
                            *[DASH for _ in declared], *per_suite, DASH])
+    for run in ctx.runs:
+        if run.get("missing"):
+            sec.notes.append(f"{ctx.label(run)}: {run['missing']} of its {run['n']} items asked have no record "
+                             "(an interrupted run?); they count as failed in every figure.")
     sec.blocks.append(table)
     sec.blocks.append(_runs_table(ctx))
     return sec
@@ -78,7 +82,8 @@ def _runs_table(ctx: Context) -> Table:
 def heatmaps(ctx: Context) -> Section:
     sec = Section("heatmaps", "Subtype heatmaps",
                   "κ (chance-adjusted: 0 = guessing, 1 = perfect) and raw accuracy per subtype and run, "
-                  "as SpinBench Fig. 3/33/34. Grey cells: no data (or no chance level, for open answers).")
+                  "as SpinBench Fig. 3/33/34; κ is over the subtype's multiple-choice and yes/no records (open answers "
+                  "have no chance level). Grey cells: no data (or only open answers).")
     if not ctx.runs:
         sec.omitted = "no model runs"
         return sec
@@ -87,12 +92,15 @@ def heatmaps(ctx: Context) -> Section:
         subs = sorted({k for r in ctx.runs for k in r["by_subtype"] if k.startswith(suite + "/")})
         acc = np.full((len(subs), len(ctx.runs)), math.nan)
         kap = np.full_like(acc, math.nan)
-        for j, run in enumerate(ctx.runs):
+        for j, (run, st) in enumerate(zip(ctx.runs, ctx.states)):
             for i, sub in enumerate(subs):
                 b = run["by_subtype"].get(sub)
                 if b and b["accuracy"] is not None:
                     acc[i, j] = 100 * b["accuracy"]
-                    k = kappa_of(b)
+                    # over the subtype's records with a chance rate only: PCSR subtypes mix open
+                    # answers (chance ~0) with options, and all-record accuracy against the
+                    # options' chance read a guesser as below chance
+                    k = kappa_of(block(st, "kappa_pool", sub))
                     kap[i, j] = math.nan if k is None else k
         rows = [s.rsplit("/", 1)[1] or s.split("/")[1] for s in subs]  # the subtype (task when it has none)
         if not np.all(np.isnan(kap)):

@@ -156,14 +156,15 @@ class DoriMetrics:
                 for k, v in sorted(self.n_options.items())}},
         }
 
-    def compound_by_repeat(self) -> dict[str, tuple[float, float]]:
-        """Table 11's shares as mean ± std over repeats (std 0 with one repeat)."""
+    def compound_by_repeat(self) -> dict[str, tuple[float, float | None]]:
+        """Table 11's shares as mean ± std over repeats (std None with one repeat: one value has
+        no spread, and "± 0.0" would claim it was measured)."""
         rows = [c for _rep, c in sorted(self.compound.items()) if c[0]]
         out = {}
         for i, name in enumerate(("order_swap", "vertical_axis_turn_accuracy", "horizontal_axis_tip_accuracy",
                                   "both_wrong"), start=1):
             vals = [c[i] / c[0] for c in rows]
-            out[name] = (float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0)
+            out[name] = (float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else None)
         return out
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
+from perspecta.report.sections.common import is_baseline
 from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, asked, asked_of, pct
 from perspecta.suites.dori import scoring as dori_scoring
@@ -110,6 +111,8 @@ def _error_patterns(ctx: Context, sec: Section, pairs) -> None:
     # the paper counts *models*: a model's runs (prompt styles, modes, datasets) pool into one vote
     by_model: dict[str, dict] = {}
     for run, _ in pairs:
+        if is_baseline(run["model"]):  # a chance baseline's random confusions are no model's systematic error
+            continue
         merged = by_model.setdefault(run["model"], {"error_patterns": {"by_type": {}}})["error_patterns"]["by_type"]
         for kind, t in run["suite_metrics"]["dori"]["error_patterns"]["error_patterns"]["by_type"].items():
             seen = merged.setdefault(kind, {"pairs": []})["pairs"]
@@ -119,7 +122,8 @@ def _error_patterns(ctx: Context, sec: Section, pairs) -> None:
     systematic = dori_scoring.systematic_patterns(by_model)
     t10 = Table("dori-systematic-errors", "Systematic error patterns (Table 10): confusion pairs above "
                 f"{100 * dori_scoring.SYSTEMATIC_SHARE:.0f}% of a run's confusions (wrong answers naming an option; "
-                f"failed and unparsed replies name none) in ≥ {dori_scoring.SYSTEMATIC_MODELS} distinct models",
+                f"failed and unparsed replies name none) in ≥ {dori_scoring.SYSTEMATIC_MODELS} distinct models "
+                "(baseline:* runs are not models)",
                 ["question type", "true answer", "predicted", "models", "pattern type"])
     for s in systematic:
         t10.rows.append([s["type"], s["true"], s["predicted"], ", ".join(s["models"]),
@@ -142,7 +146,8 @@ def _error_patterns(ctx: Context, sec: Section, pairs) -> None:
 
 
 def _compound(ctx: Context, sec: Section, pairs) -> None:
-    table = Table("dori-compound", "Compound-rotation decomposition, granular (Table 11; mean ± SD over repeats, % "
+    table = Table("dori-compound", "Compound-rotation decomposition, granular (Table 11; mean ± SD over repeats, "
+                  "no ± with one repeat; % "
                   "of every item asked; failed and unparsed replies count as both wrong)",
                   ["model", "n asked", "order swap", "vertical-axis turn right", "horizontal-axis tip right",
                    "both wrong"])
@@ -152,7 +157,7 @@ def _compound(ctx: Context, sec: Section, pairs) -> None:
             continue
         d = st.suites["dori"].compound_by_repeat()
         table.rows.append([ctx.label(run), asked_of(dec),
-                           *[f"{pct(m)} ± {pct(s)}" for m, s in d.values()]])
+                           *[pct(m) if s is None else f"{pct(m)} ± {pct(s)}" for m, s in d.values()]])
     if table.rows:
         sec.blocks.append(table)
     else:

@@ -8,7 +8,7 @@ from collections import defaultdict
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
 from perspecta.report.sections.common import repeat_error_bars
-from perspecta.report.tables import DASH, Table, num, pct
+from perspecta.report.tables import DASH, Table, asked_of, num, pct
 
 
 def _score(run):
@@ -29,11 +29,12 @@ def build(ctx: Context) -> Section:
         sec.omitted = "no LRR records in the results"
         return sec
     tasks = sorted({t for run, _ in pairs for t in _score(run)["accuracy"]})
-    table = Table("lrr-tasks", "LRR accuracy % (score) per task (Table II)", ["model", *tasks, "S", "max"],
-                  sortable=True)
+    table = Table("lrr-tasks", "LRR accuracy % (score) per task (Table II), over every item asked",
+                  ["model", "n asked", *tasks, "S", "max"], sortable=True)
     for run, _ in pairs:
         s = _score(run)
-        table.rows.append([ctx.label(run), *[f"{s['accuracy'][t]:.1f} ({s['score'][t]:.1f})" if t in s["accuracy"]
+        table.rows.append([ctx.label(run), asked_of(run["by_suite"]["lrr"]),
+                           *[f"{s['accuracy'][t]:.1f} ({s['score'][t]:.1f})" if t in s["accuracy"]
                                              else DASH for t in tasks], f"{s['total']:.1f}", f"{s['max_total']:.0f}"])
     sec.blocks.append(table)
     best: dict[str, dict] = {}

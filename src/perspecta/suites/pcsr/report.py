@@ -8,7 +8,7 @@ import numpy as np
 
 from perspecta.report.context import Context, Section
 from perspecta.report.sections.common import repeat_error_bars
-from perspecta.report.tables import DASH, Table, pct
+from perspecta.report.tables import DASH, Table, asked_of, pct
 
 
 def task_codes() -> dict[str, str]:
@@ -35,7 +35,8 @@ def build(ctx: Context) -> Section:
     tasks = sorted({k for run, _ in pairs for k in run["suite_metrics"]["pcsr"]["strict_relaxed"]["n"]
                     if "/" not in k and k != "overall"}, key=lambda t: (codes.get(t, "T99"), t))
     table = Table("pcsr-tasks", "PCSR relaxed (strict) accuracy % per task (Table 1)",
-                  ["model", *[f"{codes.get(t, t)} {t}" for t in tasks], "Avg", "overall (records)"], sortable=True)
+                  ["model", "n asked", *[f"{codes.get(t, t)} {t}" for t in tasks], "Avg", "overall (records)"],
+                  sortable=True)
     for run, _ in pairs:
         sr = run["suite_metrics"]["pcsr"]["strict_relaxed"]
         cells, relaxed = [], []
@@ -45,7 +46,8 @@ def build(ctx: Context) -> Section:
                 relaxed.append(sr["relaxed"][t])
             else:
                 cells.append(DASH)
-        table.rows.append([ctx.label(run), *cells, pct(float(np.mean(relaxed))) if relaxed else DASH,
+        table.rows.append([ctx.label(run), asked_of(run["by_suite"]["pcsr"]), *cells,
+                           pct(float(np.mean(relaxed))) if relaxed else DASH,
                            f"{pct(sr['relaxed']['overall'])} ({pct(sr['strict']['overall'])})"])
     sec.blocks.append(table)
     formats = Table("pcsr-formats", "PCSR open vs multiple-choice answers: relaxed (strict) accuracy %, n",

@@ -130,6 +130,23 @@ def _mcq_label(prediction: str, options: dict[str, str]) -> str | None:
     return None
 
 
+_NOT = re.compile(r"\b(?:not|never|neither|nor|rather\s+than|instead\s+of)\b|n't\b", re.IGNORECASE)
+
+
+def noncommittal(prediction: str) -> bool:
+    """Whether an answer negates, hedges, declines or asks rather than states: "not the chair",
+    "It is not the chair", "Maybe the chair?", "I cannot tell whether it is the chair", "Not left".
+
+    The relaxed heuristics (substring, instance-to-class, option text) find the gold *inside*
+    a phrase, so without this they credited exactly those replies — a relaxed accuracy that
+    rose with hedges and denials. Strict equality is unaffected; the rule can only lower
+    relaxed credit. Hedge and decline wording is the harness grammar's (docs/scoring.md)."""
+    from perspecta.score.extract import _DECLINE, _tentative
+
+    text = prediction.strip()
+    return bool(text.endswith("?") or _NOT.search(text) or _DECLINE.search(text) or _tentative(text))
+
+
 def relaxed_match(
     prediction: str | None,
     gold: str,
@@ -144,6 +161,8 @@ def relaxed_match(
         return False
     if strict_match(prediction, gold):
         return True
+    if noncommittal(prediction):
+        return False
     if answer_type == "mcq":
         return options is not None and _mcq_label(prediction, options) == gold.upper()
     pred = canonical(prediction)

@@ -17,8 +17,9 @@ for Cohen's kappa a prediction of its own :data:`NO_ANSWER` label (never a gold 
 so always a disagreement).
 
 Consistency (paper B.2.2): two variants of one question agree when both are right or
-both wrong (a failed or unparsed variant is wrong, a W); a group's consistency is the
-share of agreeing pairs, and the metric is the mean over groups. Perfect rate is the
+both wrong; a failed or unparsed variant agrees with nothing (:func:`agree`), so failures
+can only lower it. A group's consistency is the share of agreeing pairs, and the metric
+is the mean over groups. Perfect rate is the
 share of 4-variant groups answered CCCC or WWWW.
 """
 

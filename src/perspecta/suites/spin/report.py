@@ -12,7 +12,7 @@ from scipy import stats
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import kappa_of, mean_sd, repeat_error_bars
+from perspecta.report.sections.common import is_baseline, kappa_of, mean_sd, repeat_error_bars
 from perspecta.report.tables import DASH, Table, asked, asked_of, num, pct, signed
 from perspecta.suites.spin.metrics import PATTERNS
 
@@ -59,6 +59,9 @@ def _consistency(ctx: Context, sec: Section, pairs) -> None:
                            asked(con["n_records"], con["failed"], con["unparsed"]), pct(pat["perfect_rate"])])
     sec.blocks.append(table)
     have = [(lab, a, c) for lab, a, c in rows if a is not None and c is not None]
+    # the correlation is across models: the oracle's (100, 100) and chance's point would set it
+    models = [(lab, a, c) for (lab, a, c), (run, _) in zip(rows, pairs)
+              if a is not None and c is not None and not is_baseline(run["model"])]
     if not have:
         sec.notes.append("Fig. 4 omitted: no run has 2+ variants of a group.")
         return
@@ -67,11 +70,13 @@ def _consistency(ctx: Context, sec: Section, pairs) -> None:
     figures.hbars([r[0] for r in ranked], [100 * r[2] for r in ranked], fig.title, "consistency %", path)
     sec.blocks.append(fig)
     xs, ys = [100 * a for _, a, _ in have], [100 * c for _, _, c in have]
-    if len(have) >= 3 and len(set(xs)) > 1 and len(set(ys)) > 1:
-        r, p = stats.pearsonr(xs, ys)
-        caption = f"Pearson r = {r:.3f} (p = {p:.3g}, n = {len(have)} runs)"
+    mx, my = [100 * a for _, a, _ in models], [100 * c for _, _, c in models]
+    if len(models) >= 3 and len(set(mx)) > 1 and len(set(my)) > 1:
+        r, p = stats.pearsonr(mx, my)
+        caption = f"Pearson r = {r:.3f} (p = {p:.3g}, n = {len(models)} model runs; baselines left out)"
     else:
-        caption = "Pearson r needs at least 3 runs with differing accuracy and consistency."
+        caption = ("Pearson r needs at least 3 model runs (baselines left out) with differing accuracy and "
+                   "consistency.")
     path, fig = ctx.figure("spin-accuracy-vs-consistency", "Accuracy vs consistency (Fig. 4)", caption)
     figures.scatter(xs, ys, [h[0] for h in have], fig.title + " — " + caption, "accuracy %", "consistency %", path)
     sec.blocks.append(fig)
@@ -103,19 +108,22 @@ def _augmentation(ctx: Context, sec: Section, pairs) -> None:
     if not keys:
         sec.notes.append("Fig. 36 omitted: no variant pairs.")
         return
-    table = Table("spin-augmentation", "Consistency by augmentation pair (%; Fig. 36; a failed or unparsed variant is "
-                  "a W)", ["model", *keys])
+    table = Table("spin-augmentation", "Consistency by augmentation pair (%; Fig. 36; a pair with a failed or unparsed "
+                  "variant never agrees)", ["model", *keys])
     per_key: dict[str, list[float]] = defaultdict(list)
     for run, _ in pairs:
         bp = _spin(run)["consistency"]["by_pair"]
         table.rows.append([ctx.label(run), *[pct(bp.get(k)) for k in keys]])
+        if is_baseline(run["model"]):  # a reference run, not one of the models averaged below
+            continue
         for k in keys:
             if k in bp:
                 per_key[k].append(100 * bp[k])
     stats_ = [mean_sd(per_key[k]) for k in keys]
-    table.rows.append(["mean ± SD over runs", *[f"{m:.1f} ± {s:.1f}" if m is not None else DASH for m, s in stats_]])
+    table.rows.append(["mean ± SD over model runs (baselines left out)",
+                       *[f"{m:.1f} ± {s:.1f}" if m is not None else DASH for m, s in stats_]])
     sec.blocks.append(table)
-    path, fig = ctx.figure("spin-augmentation", "Consistency by augmentation pair, mean ± SD over runs (Fig. 36)")
+    path, fig = ctx.figure("spin-augmentation", "Consistency by augmentation pair, mean ± SD over model runs (Fig. 36)")
     figures.grouped_bars(keys, {"runs": [m or 0.0 for m, _ in stats_]}, fig.title, "consistency %", path,
                          errors={"runs": [s or 0.0 for _, s in stats_]})
     sec.blocks.append(fig)

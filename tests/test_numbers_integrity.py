@@ -1,0 +1,284 @@
+"""Numbers-integrity checks: every printed figure keeps every record asked, once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from perspecta.cli_eval import app
+from perspecta.report.aggregate import aggregate
+from perspecta.report.summary import summarize_run
+from perspecta.suites import registry
+
+
+def _spin(item: int, variant: str, status: str, correct: bool | None) -> dict:
+    group = f"spin/dynamic_translation/base/{item:06d}"
+    return {"item_id": f"{group}/{variant}", "suite": "spin", "task": "dynamic_translation",
+            "subtype": "translation_left_right", "model": "m", "answer": "A", "status": status,
+            "prediction": "A" if correct else ("B" if status == "ok" else None), "correct": correct,
+            "group": group, "variant": variant, "n_options": 2, "answer_type": "mcq", "dataset": "d"}
+
+
+def test_resumed_spin_variant_is_counted_once_by_score_and_report(tmp_path: Path) -> None:
+    """A resumed run re-asks a failed SpinBench variant: its group then holds that variant on two
+    lines until the older one is dropped. score and report must read the later line, not refuse
+    the log ("two records of variant") and not count both."""
+    lines = [_spin(1, "base", "failed", None), _spin(1, "symmetric", "ok", True),
+             _spin(2, "base", "ok", False), _spin(2, "symmetric", "ok", False),
+             _spin(1, "base", "ok", True)]  # the re-asked variant, appended by the resumed run
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    registry.load_builtin_suites()
+    (st,) = aggregate([path], set(registry.suites())).runs.values()
+    run = summarize_run(st)
+    assert (run["n"], run["correct"], run["failed"]) == (4, 2, 0)
+    cons = run["suite_metrics"]["spin"]["consistency"]
+    assert cons["n_groups"] == 2 and cons["n_records"] == 4 and cons["failed"] == 0
+    assert cons["consistency"] == 1.0  # group 1: C, C; group 2: W, W
+    result = CliRunner().invoke(app, ["score", str(path), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "s.json").read_text())["runs"][0]["n"] == 4
+
+
+def test_finetune_transfer_pool_counts_every_item_asked() -> None:
+    """The transfer table pools tasks over every record asked (failed counts wrong), from the
+    tasks' correct counts — not accuracy x answered / answered, which mixed the two denominators."""
+    from perspecta.report.sections.finetune import _pool
+
+    run = {"by_task": {
+        "dori/a": {"n": 10, "answered": 5, "correct": 5, "accuracy": 0.5},  # 5 failed requests
+        "dori/b": {"n": 10, "answered": 10, "correct": 5, "accuracy": 0.5},
+    }}
+    pooled = _pool(run, ["dori/a", "dori/b"])
+    assert pooled["n"] == 20 and pooled["accuracy"] == 10 / 20
+    lo, hi = pooled["ci95"]
+    assert lo < 0.5 < hi and hi - lo > 0.3  # an interval for n = 20, not for the 15 answered
+
+
+def test_interval_of_a_perfect_small_cell_is_not_zero_width() -> None:
+    """3 right of 3 is not certainty: the 95% interval must leave room below 100%."""
+    from perspecta.report.summary import binomial_ci
+
+    lo, hi = binomial_ci(3, 3)
+    assert hi == 1.0 and 0.40 < lo < 0.45  # Wilson: 0.439
+    lo, hi = binomial_ci(0, 3)
+    assert lo == 0.0 and 0.55 < hi < 0.60
+    lo, hi = binomial_ci(200, 400)  # the interior is still the bootstrap's ~±4.9 pp
+    assert abs(lo - 0.451) < 0.01 and abs(hi - 0.549) < 0.01
+
+
+def test_pcsr_relaxed_match_does_not_credit_denials_or_hedges() -> None:
+    """PCSR's relaxed reading finds the gold inside a phrase; it must not credit a reply that
+    denies, hedges, declines or asks ("It is not the chair"), while keeping its real leniency."""
+    from perspecta.suites.pcsr.scoring import score_response
+
+    md = {"candidates": ["chair", "table", "lamp"], "answer_aliases": []}
+    for reply in ("It is not the chair.", "not the chair", "Maybe the chair?",
+                  "I cannot tell whether it is the chair.", "Perhaps the chair"):
+        assert score_response(reply, "chair", md, "open") == {"strict": 0.0, "relaxed": 0.0}, reply
+    for reply in ("the office chair", "chair 2", "It is the chair."):
+        assert score_response(reply, "chair", md, "open")["relaxed"] == 1.0, reply
+    mcq = {"options": {"A": "left", "B": "right"}}
+    assert score_response("Not left", "A", mcq, "mcq")["relaxed"] == 0.0
+    assert score_response("On your left", "A", mcq, "mcq")["relaxed"] == 1.0
+
+
+def test_heatmap_kappa_of_a_mixed_subtype_compares_options_with_their_chance(tmp_path: Path, monkeypatch) -> None:
+    """A PCSR subtype mixes open answers (no chance rate) with 4-option items. A model exactly at
+    chance on the options (1 of 4 right) and 0 of 4 on the open items has κ = 0 on the options;
+    all-record accuracy (1/8) against the options' chance (1/4) read it as κ = −0.17."""
+    from perspecta.report import figures
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections.overview import heatmaps
+
+    registry.load_builtin_suites()
+    lines = []
+    for i in range(8):
+        mcq = i < 4
+        lines.append({"item_id": f"pcsr/counting/base/{i:06d}", "suite": "pcsr", "task": "counting",
+                      "subtype": "count", "model": "m", "answer": "A" if mcq else "3", "status": "ok",
+                      "prediction": "A" if i == 0 else "B" if mcq else "2", "correct": i == 0,
+                      "answer_type": "mcq" if mcq else "open", "n_options": 4 if mcq else 0,
+                      "scores": {"strict": float(i == 0), "relaxed": float(i == 0)}, "dataset": "d"})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    seen = {}
+    monkeypatch.setattr(figures, "heatmap", lambda data, rows, cols, title, out, **kw: seen.__setitem__(title, data))
+    heatmaps(ctx)
+    (kappa,) = [v for k, v in seen.items() if "κ" in k]
+    assert abs(float(kappa[0, 0])) < 1e-9
+
+
+def test_items_an_interrupted_run_never_recorded_count_as_failed(tmp_path: Path) -> None:
+    """A run file says what was asked; items without a record are failed in score and report,
+    not dropped (an interrupted run read as accurate over the half it finished)."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.report.build import build_report
+    from perspecta.run import evaluate
+
+    ds = tmp_path / "ds"
+    generate_dataset(ds, GenerationConfig(suites=["spin"], n=4, seed=3, tasks=["spin/mental_rotation"]))
+    out = tmp_path / "res"
+    evaluate(ds, "baseline:oracle", out, progress=False)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) >= 4
+    kept = len(lines) // 2
+    (out / "results.jsonl").write_text("\n".join(lines[:kept]) + "\n")  # the run was killed halfway
+    result = CliRunner().invoke(app, ["score", str(out), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads((tmp_path / "s.json").read_text())["runs"]
+    assert (run["n"], run["failed"], run["missing"], run["correct"]) == (len(lines), len(lines) - kept,
+                                                                          len(lines) - kept, kept)
+    assert "have no record" in " ".join(result.output.split())
+    assert "open answers have none" in " ".join(result.output.split())  # what "chance %" covers
+    report = build_report([out], tmp_path / "rep")
+    board = (report.out / "tables" / "leaderboard.md").read_text()
+    assert f"| {len(lines)} |" in board and "have no record" in (report.out / "report.md").read_text()
+
+
+def test_cross_model_figures_leave_the_baselines_out(tmp_path: Path) -> None:
+    """'mean ± SD over runs' of SpinBench consistency is a figure about models: the oracle's 100%
+    must not be averaged in (it would read 50.0 ± 50.0 here instead of 25.0 ± 35.4)."""
+    from perspecta.report.build import build_report
+    from perspecta.report.context import ReportOptions
+
+    outcomes = {"baseline:oracle": [(True, True), (True, True)], "openai:a": [(True, False), (True, False)],
+                "openai:b": [(True, True), (False, True)]}
+    lines = []
+    for model, groups in outcomes.items():
+        for g, pair in enumerate(groups):
+            for variant, ok in zip(("base", "symmetric"), pair):
+                lines.append(_spin(g, variant, "ok", ok) | {"model": model})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    report = build_report([path], tmp_path / "rep", ReportOptions(examples=0))
+    table = (report.out / "tables" / "spin-augmentation.md").read_text()
+    assert "| baseline:oracle | 100.0 |" in table  # still shown as a run
+    assert "| mean ± SD over model runs (baselines left out) | 25.0 ± 35.4 |" in table
+
+
+def test_dori_systematic_errors_count_models_not_baselines_and_one_repeat_has_no_sd() -> None:
+    """Table 10 needs a confusion in >= 3 distinct *models*: two models and the chance baseline
+    sharing one is not systematic. Table 11 with one repeat shows no '± 0.0' spread."""
+    from perspecta.report.context import Context, ReportOptions, Section
+    from perspecta.suites.dori.accumulate import DoriMetrics
+    from perspecta.suites.dori.report import _error_patterns
+
+    pair = {"true": "Facing left", "predicted": "Facing right", "frequent": True, "patterns": ["directional_reversal"]}
+    ep = {"error_patterns": {"by_type": {"directional_facing_coarse": {"n_errors": 5, "pairs": [pair]}},
+                             "n_errors": 5, "pattern_share": {}, "unparsed": 0, "failed": 0}}
+    runs = [{"model": m, "prompt_mode": "direct", "dataset": "d", "suite_metrics": {"dori": {"error_patterns": ep}}}
+            for m in ("baseline:chance", "openai:a", "openai:b")]
+    ctx = Context(agg=None, runs=runs, states=[], human=[], options=ReportOptions(), out=Path("."), files=[])  # type: ignore[arg-type]
+    sec = Section("dori", "DORI", "")
+    from perspecta.suites.dori import scoring as dori_scoring
+
+    for p in dori_scoring.PATTERNS:
+        ep["error_patterns"]["pattern_share"][p] = 0.0
+    _error_patterns(ctx, sec, [(r, None) for r in runs])
+    t10 = next(b for b in sec.blocks if getattr(b, "slug", "") == "dori-systematic-errors")
+    assert t10.rows == []  # only two models share the confusion
+
+    m = DoriMetrics()
+    m.compound[0] = [4, 1, 2, 3, 1, 0, 0]
+    assert all(sd is None for _, sd in m.compound_by_repeat().values())
+
+
+def test_identical_repeats_do_not_narrow_the_interval() -> None:
+    """Three repeats of a deterministic model are one answer per item three times: the 95%
+    interval must be that of the items, not of 3x as many independent records."""
+    from perspecta.score.metrics import accuracy_block
+    from perspecta.score.records import ScoredRecord
+
+    def recs(repeat: int) -> list[ScoredRecord]:
+        return [ScoredRecord(item_id=f"zz/t/base/{i:06d}", suite="zz", task="t", model="m", answer="A",
+                             status="ok", prediction="A" if i < 17 else "B", correct=i < 17, n_options=4,
+                             repeat=repeat) for i in range(43)]
+
+    once = accuracy_block(recs(0))
+    thrice = accuracy_block(recs(0) + recs(1) + recs(2))
+    assert thrice["n"] == 129 and thrice["n_items"] == 43 and thrice["accuracy"] == once["accuracy"]
+    assert thrice["ci95"] == once["ci95"]  # was ~[31.0, 48.2] against [25.6, 54.4] for the same answers
+
+
+def test_summary_json_is_strict_json_with_undefined_figures_as_null(tmp_path: Path) -> None:
+    """Cohen's κ is undefined when every gold and predicted label is one label (chance agreement
+    1): summary.json says null, not Python's NaN token, which strict JSON readers reject."""
+    lines = [_spin(i, "base", "ok", True) for i in range(3)]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    result = CliRunner().invoke(app, ["score", str(path), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"non-JSON token {token}")
+
+    summary = json.loads((tmp_path / "s.json").read_text(), parse_constant=refuse)
+    spin = summary["runs"][0]["suite_metrics"]["spin"]["kappa"]
+    assert spin["cohen_kappa"]["translation_left_right"] is None and spin["accuracy"]["translation_left_right"] == 1.0
+    assert "NaN" not in result.output
+
+
+def test_lrr_and_pcsr_task_tables_show_n_asked_with_failures(tmp_path: Path) -> None:
+    """Every percentage table carries its n: LRR's and PCSR's per-task tables had none, so a run
+    with failed requests read the same as a complete one."""
+    from perspecta.report.build import build_report
+    from perspecta.report.context import ReportOptions
+
+    lines = []
+    for i in range(4):
+        failed = i == 3
+        lines.append({"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": "m",
+                      "answer": "yes", "status": "failed" if failed else "ok", "prediction": None if failed else "yes",
+                      "correct": None if failed else True, "response": None if failed else "Yes.",
+                      "answer_type": "yesno", "dataset": "d"})
+        lines.append({"item_id": f"pcsr/counting/base/{i:06d}", "suite": "pcsr", "task": "counting", "model": "m",
+                      "answer": "3", "status": "unparsed" if i == 0 else "ok", "prediction": None if i == 0 else "3",
+                      "correct": i != 0, "response": "hmm" if i == 0 else "3", "answer_type": "open",
+                      "scores": {"strict": float(i != 0), "relaxed": float(i != 0)}, "dataset": "d"})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    report = build_report([path], tmp_path / "rep", ReportOptions(examples=0))
+    lrr = (report.out / "tables" / "lrr-tasks.md").read_text()
+    pcsr = (report.out / "tables" / "pcsr-tasks.md").read_text()
+    assert "n asked" in lrr and "| m | 4 (1 failed) | 75.0 (50.0) |" in lrr
+    assert "n asked" in pcsr and "| m | 4 (1 unparsed) |" in pcsr
+
+
+def test_images_sent_reports_the_size_load_image_produces(tmp_path: Path) -> None:
+    """The run file's images_sent (the report's Runs table) must be what the backend sent: with
+    depth beside the image the image is downscaled first and then doubled in width, so 512x512
+    at --image-max-side 256 is sent as 512x256 (it was reported as 256x128)."""
+    import numpy as np
+    from PIL import Image
+
+    from perspecta.dataset.item import Item, letter_options
+    from perspecta.models.base import InputSettings
+    from perspecta.models.images import load_image
+    from perspecta.run.dataset import EvalDataset
+    from perspecta.run.runner import EvalConfig, _images_sent
+
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (512, 384), (10, 20, 30)).save(tmp_path / "images" / "a.png")
+    np.save(tmp_path / "images" / "a_depth.npy", np.full((384, 512), 2.0))
+    item = Item(id="spin/t/base/000000", suite="spin", task="t", question="<image>\\nQ?\\nA. x\\nB. y",
+                images=["images/a.png"], answer_type="mcq", options=letter_options(["x", "y"]), answer="A")
+    ds = EvalDataset(root=tmp_path, items=[item], manifest={})
+    for settings in (InputSettings(max_side=256, depth=True), InputSettings(max_side=256),
+                     InputSettings(max_side=None, depth=True)):
+        cfg = EvalConfig(inputs=settings, progress=False)
+        sent = load_image(tmp_path / "images" / "a.png", settings)
+        assert _images_sent([item], ds, cfg)["spin"]["sizes"] == [f"{sent.width}x{sent.height}"], settings
+
+
+def test_score_of_an_empty_log_is_an_error_like_report(tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_text("")
+    result = CliRunner().invoke(app, ["score", str(tmp_path), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 2 and "no scored records" in result.output
+    assert not (tmp_path / "s.json").exists()
