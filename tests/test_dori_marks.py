@@ -42,6 +42,7 @@ def test_planted_view_violations_are_problems() -> None:
     assert any("head-on" in p for p in readability.problems({"view": chair_head_on}))
     assert marks.head_on_readable("sh3d:reallusion/male01") and not marks.head_on_readable(marks.LOW_ONLY[0])
     assert not marks.head_on_readable("proc:person")  # its back is a plain sphere on a box
+    assert marks.mark_name("sh3d:scopia/leather_sofa") == "front_back_confusable"  # its back reads as cushions
     # several named targets (inter-object A and B): one bad one is enough
     both = {"A": view("proc:car", 30.0), "B": view(tub, 30.0)}
     assert len(readability.problems({"view": both})) == 1

@@ -425,3 +425,19 @@ def test_render_readable_draws_colour_only_for_a_readable_view() -> None:
     assert calls == [False, False, True]
     assert np.array_equal(rgb, want.rgb)
     assert facts == named_facts(want.instance, scene, {"box": "target"})[0]
+
+
+def test_ca_m_counter_form_redraws_a_pan_too_strong_for_its_step(tmp_path: Path) -> None:
+    """Seed 148216's first Ca-M unit drew a 9-degree counter-pan for a 1.06 m step: no
+    layout let the nearest object slide the honest way, and generation stopped after 200
+    layouts. The pans are now drawn again; the unit generates and its answer re-derives."""
+    from perspecta.assets.library import AssetLibrary
+    from perspecta.render.base import get_renderer
+    from perspecta.suites.context import TaskContext
+
+    lib = AssetLibrary.default()
+    ctx = TaskContext("lrr", "ca_m", 0, 148216, lib, get_renderer("gl", library=lib), tmp_path, config={})
+    items = registry.get_task("lrr", "ca_m").generate(ctx)
+    scenes = {s.scene_id: s for s in ctx.scenes}
+    assert items and all(derive_ca_m(it, scenes) == it.answer for it in items)
+    assert items[0].metadata["form"] == "counter"

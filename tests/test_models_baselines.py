@@ -134,3 +134,19 @@ def test_blind_sends_the_prompt_without_images() -> None:
     assert blind.name == "blind:echo"
     assert seen[0].images == [] and "<image>" not in seen[0].prompt
     assert seen[0].prompt == "TASK: which?\nsee  here"
+
+
+def test_prior_reference_draw_failure_is_one_clear_line(dataset: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reference draw whose generation stops (a unit no layout satisfies) used to end
+    `perspecta eval --model baseline:prior` in a traceback; it is now a ValueError naming
+    the draw and what to do, which the CLI prints as one line."""
+    from perspecta.dataset import generate as gen
+    from perspecta.models import baselines
+
+    def stops(*args: object, **kwargs: object) -> None:
+        raise gen.UnitFailed("lrr/ca_m unit 0: SamplingError: lrr ca_m: no valid layout after 200 attempts")
+
+    monkeypatch.setattr(gen, "generate_dataset", stops)
+    with pytest.raises(ValueError, match="reference draw .* stopped: lrr/ca_m unit 0"):
+        baselines.reference_draw(dataset, tmp_path / "ref")

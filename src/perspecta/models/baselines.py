@@ -96,7 +96,7 @@ def reference_draw(dataset_root: Path, out: Path, *, workers: int = 1) -> Path:
 
     Same suites, tasks, units per task, renderer, image size and suite settings as the
     dataset's manifest; a different seed, so no scene or item is shared with it."""
-    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.dataset.generate import GenerationConfig, UnitFailed, generate_dataset
     from perspecta.dataset.io import read_manifest
 
     cfg = read_manifest(dataset_root / "manifest.json").get("config") or {}
@@ -107,7 +107,11 @@ def reference_draw(dataset_root: Path, out: Path, *, workers: int = 1) -> Path:
                               seed=int(cfg.get("seed", 0)) + REFERENCE_SEED_OFFSET,
                               renderer=cfg.get("renderer", "gl"), image_size=cfg.get("image_size"),
                               suite_config=cfg.get("suite_config") or {}, tasks=cfg.get("tasks"))
-    generate_dataset(out, config, workers=workers, resume=out.exists())
+    try:
+        generate_dataset(out, config, workers=workers, resume=out.exists())
+    except UnitFailed as e:  # one readable line, not a traceback: the user can act on it
+        raise ValueError(f"the prior's reference draw (seed {config.seed}, into {out}) stopped: {e}; give the "
+                         "dataset a train split (--split train=0.5,test=0.5) or rerun to resume the draw") from None
     return out
 
 

@@ -49,6 +49,7 @@ from perspecta.world.oracle import (
     move_camera,
     near_far,
 )
+from perspecta.world.samplers.common import SamplingError
 from perspecta.world.scene import Camera, Scene
 
 DEPTH_MARGIN = 1.0  # metres of camera-frame depth between X and Y, at least
@@ -311,6 +312,7 @@ _FLIP = {"left": "right", "right": "left"}
 # whole picture slides the honest way. Half the items mislead a glance, half do not.
 CA_M_FORMS = ("counter", "plain")
 COUNTER_TURN_DEG = (6.0, 10.0)
+COUNTER_REDRAWS = 6  # fresh counter-pans tried after a unit's first 200 layouts fail
 
 
 def counter_step_ok(before: Camera, after: Camera, scene: Scene, move: str) -> bool:
@@ -390,7 +392,27 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
             return None
         return scene
 
-    scene = retry(attempt, 200 if form == "counter" else 30, "lrr ca_m")
+    try:
+        scene = retry(attempt, 200 if form == "counter" else 30, "lrr ca_m")
+    except SamplingError:
+        if form != "counter":
+            raise
+        scene = None
+        # a pan drawn too strong for the step leaves no layout whose nearest object still
+        # slides the honest way (DECISIVE_PARALLAX): draw the counter-pans again. Only
+        # units that failed take this branch, so every unit that generated before does not
+        # change (seed 148216 stopped at its first unit before).
+        for _ in range(COUNTER_REDRAWS):
+            for k, m in enumerate(moves):
+                if m in _FLIP:
+                    turns[k] = (-1.0 if m == "right" else 1.0) * float(rng.uniform(*COUNTER_TURN_DEG))
+            try:
+                scene = retry(attempt, 100, "lrr ca_m")
+                break
+            except SamplingError:
+                continue
+        if scene is None:
+            raise SamplingError(f"lrr ca_m: no valid layout after 200 layouts and {COUNTER_REDRAWS} counter-pan redraws")
     stated = list(moves)
     if not yes and form == "counter":  # the far-scene reading: every sideways move flipped
         stated = [_FLIP.get(m, m) for m in moves]
