@@ -53,9 +53,27 @@ def test_every_marked_asset_is_a_real_dori_front_asset(lib: AssetLibrary) -> Non
         pytest.skip("Sweet Home 3D furniture not installed")
     front = {a.asset_id for a in lib.all() if a.category in FRONT_CATEGORIES and a.has_front}
     for group in (marks.LOW_ONLY, marks.FRAME_CHAIRS, marks.MID_ONLY, tuple(marks.CONFUSABLE),
-                  tuple(marks.TIP_UNREADABLE)):
+                  tuple(marks.TIP_UNREADABLE), tuple(marks.NOT_FROM_LOW)):
         missing = set(group) - front
         assert not missing, f"marks name assets DORI never uses: {sorted(missing)}"
+
+
+def test_backs_unreadable_from_low_down_are_shown_from_15_degrees_up(lib: AssetLibrary, tmp_path: Path) -> None:
+    """Round 6 (one picture at a time, blind): the Scopia black wingback's back, straight from
+    behind at 6 degrees, could not be told from a front; it keeps its not-from-high ceiling."""
+    wingback = "sh3d:scopia/armchair"
+    assert wingback in marks.NOT_FROM_LOW and marks.readable_elevation(wingback) == (marks.LOW_MIN, marks.MID_MAX)
+    assert marks.mark_name(wingback) == "mid_only"
+    assert any("elevation" in p for p in readability.problems({"view": view(wingback, 8.0)}))
+    assert readability.problems({"view": view(wingback, 20.0)}) == []
+    for a in marks.NOT_FROM_LOW:  # every such asset keeps a usable window and is not confusable
+        lo, hi = marks.readable_elevation(a)
+        assert lo >= marks.LOW_MIN and hi - lo >= 3.0 and a not in marks.CONFUSABLE
+    assert marks.elevation_window(wingback, (0.0, 12.0)) is None
+    assert marks.elevation_window(wingback, (0.0, 20.0)) == (marks.LOW_MIN, 20.0)  # canonical's range still fits
+    for i in range(300):  # low cameras never draw it as a target
+        ctx = TaskContext("dori", "directional_facing", i, 6, lib, None, tmp_path, config={})
+        assert pick_target(ctx, cbd=False, elevation_range=(0.0, 12.0)).asset_id not in marks.NOT_FROM_LOW
 
 
 def test_targets_skip_confusable_fronts_and_tubs_above_their_range(lib: AssetLibrary, tmp_path: Path) -> None:

@@ -15,6 +15,10 @@ the sheets and what was seen):
   backrest and the seat line up and the back view equals the front one; from a little
   above, the seat shows in front of or behind the backrest. Read from :data:`FRAME_MIN`
   degrees up, and not from very high (the seat then shows through from behind).
+- not from low down (:data:`NOT_FROM_LOW`, issue 17, round 6): seen straight from
+  behind from near eye level, a plain back gives no sign of which side the seat is on (a
+  low camera would not see the seat from the front either), so a lone back view is not
+  decisive; from :data:`LOW_MIN` degrees up a front shows its seat and a back does not.
 - front/back confusable at every height (:data:`CONFUSABLE`): dropped as DORI targets
   with a front (they still appear as distractors).
 
@@ -51,6 +55,14 @@ FRAME_CHAIRS = (
 # upholstered chairs whose seat, seen from well above behind, reads as a front
 MID_MAX = 35.0
 MID_ONLY = ("sh3d:blendswap-cc-0/chair", "sh3d:katorlegaz/mid-century-chair", "sh3d:scopia/armchair")
+# Backs that, seen alone straight from behind from low down (6-12 degrees), do not read
+# as backs (round 6: every front target's back and front at 6 and 12 degrees, one picture
+# at a time, blind; docs/suites.md lists the sheets). The Scopia black wingback: its back
+# is one unlit black slab with the rolled arm ends showing at its sides, like a front
+# whose seat a low camera cannot see; undecided at 6 degrees, read at 12 and, 30 degrees
+# off-axis, at once (the seat shows), so not CONFUSABLE. Readable from LOW_MIN up.
+LOW_MIN = 15.0  # lowest camera (degrees) from which these backs read as backs
+NOT_FROM_LOW = frozenset({"sh3d:scopia/armchair"})
 # front and back alike from every height: the bentwood Thonet chair (same loop both
 # sides), the round cafe shell, the rounded retro cars (grille and boot both bulge),
 # bicycles (handlebar and saddle overlap end-on); added after the round-3 blind judges:
@@ -90,7 +102,14 @@ def tip_readable(asset_id: str, category: str) -> bool:
 
 
 def readable_elevation(asset_id: str) -> tuple[float, float]:
-    """(lowest, highest) camera elevation in degrees at which the asset's front is read."""
+    """(lowest, highest) camera elevation in degrees at which the asset's front is read;
+    a :data:`NOT_FROM_LOW` asset's window starts at :data:`LOW_MIN` whatever its shape
+    group allows (the scopia wingback is read 15-35 degrees: neither low nor high)."""
+    lo, hi = _shape_window(asset_id)
+    return (max(lo, LOW_MIN), hi) if asset_id in NOT_FROM_LOW else (lo, hi)
+
+
+def _shape_window(asset_id: str) -> tuple[float, float]:
     if asset_id in LOW_ONLY:
         return (0.0, LOW_MAX)
     if asset_id in FRAME_CHAIRS:
@@ -108,7 +127,9 @@ def mark_name(asset_id: str) -> str:
     if asset_id in FRAME_CHAIRS:
         return "frame_chair"
     if asset_id in MID_ONLY:
-        return "not_from_high"
+        return "mid_only" if asset_id in NOT_FROM_LOW else "not_from_high"
+    if asset_id in NOT_FROM_LOW:
+        return "not_from_low"
     return "readable_from_above"
 
 
