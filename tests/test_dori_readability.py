@@ -326,3 +326,31 @@ def test_studio_targets_keep_a_readable_size(lib: AssetLibrary, tmp_path: Path) 
     with pytest.raises(Unreadable, match="visible"):
         check_readable(sliver)
     assert readability.problems(sliver)
+
+
+def test_a_tag_leader_never_ends_on_or_passes_another_object() -> None:
+    """A leader that ended where a scooter's mirror touched a sofa's arm was read as the
+    sofa's tag: the line now ends on a pixel of its own object LEADER_CLEARANCE_PX from
+    every other object and passes none that closely; an object with no such pixel fails."""
+    from scipy.ndimage import distance_transform_edt
+
+    from perspecta.suites.dori import common
+
+    inst = np.zeros((256, 256), dtype=np.int32)
+    inst[60:200, 40:150] = 1  # a big object A
+    inst[70:110, 150:190] = 2  # B touches A's right side
+    rgb = np.full((256, 256, 3), 128, dtype=np.uint8)
+    taken: list[tuple[int, int, int, int]] = []
+    out = draw_tag(rgb, inst, 1, "B", taken)
+    changed = readability.overlay_mask(rgb, out)
+    x0, y0, x1, y1 = taken[-1]
+    changed[max(y0, 0):y1 + 1, max(x0, 0):x1 + 1] = False  # the line only, not the tag box
+    assert changed.any()
+    dist_to_a = distance_transform_edt(inst != 1)
+    # the line is drawn 2-4 px wide with a white rim: its pixels keep most of the clearance
+    assert dist_to_a[changed].min() >= common.LEADER_CLEARANCE_PX - 3
+    squeezed = np.zeros((128, 128), dtype=np.int32)
+    squeezed[20:100, 20:60] = 1
+    squeezed[50:54, 60:64] = 2  # a 4 px object pressed against A: no clear pixel
+    with pytest.raises(Unreadable, match="clear of the others"):
+        draw_tag(np.zeros((128, 128, 3), dtype=np.uint8), squeezed, 1, "B", [])

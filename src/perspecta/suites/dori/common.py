@@ -595,7 +595,8 @@ def draw_tag(rgb: np.ndarray, instance: np.ndarray, index: int, label: str,
              taken: list[tuple[int, int, int, int]]) -> np.ndarray:
     """A red letter tag *beside* object ``index`` (on background, clear of every object
     and of the ``taken`` tag boxes, which it joins) with a thin leader line that ends on
-    the object's nearest visible pixel: the object itself stays uncovered (issue 17
+    the object's nearest visible pixel at least :data:`LEADER_CLEARANCE_PX` from any other
+    object, and passes no other object that closely: the object itself stays uncovered (issue 17
     measured dots and tags hiding 9-46% of a target, often its face). Raises
     :class:`Unreadable` when no free spot exists."""
     from PIL import Image, ImageDraw
@@ -618,6 +619,12 @@ def draw_tag(rgb: np.ndarray, instance: np.ndarray, index: int, label: str,
     spots = [(cx - tw // 2, y0 - gap - th), (x1 + gap, cy - th // 2), (x0 - gap - tw, cy - th // 2),
              (x1 + gap, y0 - gap - th), (x0 - gap - tw, y0 - gap - th), (cx - tw // 2, y1 + gap)]
     busy = instance > 0
+    # the leader must end on its own object, well clear of every other one: a tag whose line
+    # ended on a scooter's mirror where it touched a sofa's arm was read as the sofa's
+    near_others = _dilate(busy & ~own, LEADER_CLEARANCE_PX)
+    vs, us = np.nonzero(own & ~near_others)
+    if vs.size == 0:
+        raise Unreadable(f"object {index} has no pixel {LEADER_CLEARANCE_PX} px clear of the others for tag {label}")
     for tx, ty in spots:
         box = (tx - 3, ty - 3, tx + tw + 3, ty + th + 3)
         if box[0] < 0 or box[1] < 0 or box[2] >= w or box[3] >= h:
@@ -626,11 +633,12 @@ def draw_tag(rgb: np.ndarray, instance: np.ndarray, index: int, label: str,
             continue
         if any(not (box[2] < o[0] or o[2] < box[0] or box[3] < o[1] or o[3] < box[1]) for o in taken):
             continue
-        vs, us = np.nonzero(own)
         mx, my = tx + tw / 2, ty + th / 2
         j = int(np.argmin((us - mx) ** 2 + (vs - my) ** 2))
         end = (float(us[j]), float(vs[j]))
         start = (min(max(end[0], tx), tx + tw - 1), min(max(end[1], ty), ty + th - 1))
+        if _crosses(near_others, start, end):
+            continue  # the line would pass over or beside another object
         lw = max(2, round(min(h, w) / 256))
         draw.line([start, end], fill=(255, 255, 255), width=lw + 2)
         draw.line([start, end], fill=(230, 0, 0), width=lw)
@@ -639,6 +647,25 @@ def draw_tag(rgb: np.ndarray, instance: np.ndarray, index: int, label: str,
         taken.append(box)
         return np.asarray(img).copy()
     raise Unreadable(f"no free spot beside object {index} for tag {label}")
+
+
+# clearance (px) a tag's leader line keeps from every object but its own, end included
+LEADER_CLEARANCE_PX = 6
+
+
+def _dilate(mask: np.ndarray, radius: int) -> np.ndarray:
+    """``mask`` grown by ``radius`` pixels (a square neighbourhood)."""
+    from scipy.ndimage import binary_dilation
+
+    return binary_dilation(mask, structure=np.ones((2 * radius + 1, 2 * radius + 1), dtype=bool))
+
+
+def _crosses(mask: np.ndarray, start: tuple[float, float], end: tuple[float, float]) -> bool:
+    """Whether the segment ``start`` -> ``end`` (x, y) touches ``mask`` anywhere."""
+    n = int(max(abs(end[0] - start[0]), abs(end[1] - start[1]))) + 1
+    xs = np.rint(np.linspace(start[0], end[0], n + 1)).astype(int).clip(0, mask.shape[1] - 1)
+    ys = np.rint(np.linspace(start[1], end[1], n + 1)).astype(int).clip(0, mask.shape[0] - 1)
+    return bool(mask[ys, xs].any())
 
 
 # outdoor HDRI skies (Debian blender-data) and textured grounds for realistic backdrops;
