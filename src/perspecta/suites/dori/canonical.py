@@ -54,8 +54,10 @@ CONTROLS = ("ball", "box", "cylinder")
 # out because a quarter turn one way or the other looks alike
 UPRIGHT_CATEGORIES = ("person", "car", "chair", "dog", "cat", "horse", "armchair", "sofa", "bicycle",
                       "motorcycle", "van", "truck", "bus", "figure", "toilet")
-# frontless things that still stand one way up (legs, a base, a pot)
-UPRIGHT_FRONTLESS = ("table", "lamp", "plant", "stool")
+# frontless things that still stand one way up (legs, a base, a pot). Lamps are left out
+# since round 5: a dome table lamp upside down is a ceiling pendant, upright in its own
+# right (a careful judge answered "no change needed" to a flipped one)
+UPRIGHT_FRONTLESS = ("table", "plant", "stool")
 # real assets without an up: balls and a cube crate
 CBD_REAL = ("sh3d:blendswap-cc-0/basketball", "sh3d:blendswap-cc-by/ballonFoot", "sh3d:blendswap-cc-0/crate")
 BALLS = ("ball",)  # the round CBD assets' category
