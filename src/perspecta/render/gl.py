@@ -171,10 +171,11 @@ class _Skin:
         """The GL texture, uploaded (or taken from the pool) on the first call."""
         if self.tex is None:
             assert self._make is not None
-            rgb = self._make()
-            self.tex = self._pool.acquire(ctx, rgb) if self._pool is not None else _mipmapped_texture(ctx, rgb)
-            if self._anisotropy is not None:
-                self.tex.anisotropy = self._anisotropy
+            with timing.stage("render.setup"):  # set-up, though the colour pass asks for it
+                rgb = self._make()
+                self.tex = self._pool.acquire(ctx, rgb) if self._pool is not None else _mipmapped_texture(ctx, rgb)
+                if self._anisotropy is not None:
+                    self.tex.anisotropy = self._anisotropy
             self._make = None  # drop the source pixels' closure
         return self.tex
 
