@@ -542,6 +542,11 @@ class GLRenderer:
 
     def _render_draws(self, scene: Scene, camera: Camera, draws: list[_Draw], color: bool = True) -> RenderResult:
         static = self._static_mesh(scene)
+        if color:  # make the textures before any pass (see _Skin), not between two draws
+            for gm in [dr.mesh for dr in draws] + ([static] if static is not None else []):
+                for part in gm.parts:
+                    if part[3] is not None:
+                        part[3].get(self._ctx)
         # the near/far planes come from the scene bounds, with or without colour
         light = self._lighting(scene, draws) if color else {"bounds": _scene_bounds(scene, draws), "color": False}
         if camera.projection == "perspective":
