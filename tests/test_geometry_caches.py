@@ -249,3 +249,17 @@ def test_camera_rotation_equals_numpy_cross_and_norm() -> None:
         up = (0, 0, 1) if i % 3 else tuple(rng.normal(0, 1, 3))
         cam = Camera(position=eye, look_at=target, up=up)
         assert cam.rotation_world_to_cam().tobytes() == numpy_rotation(cam).tobytes()
+
+
+def test_mesh_column_bounds_equal_the_axis_reductions_to_the_bit() -> None:
+    """Mesh.bounds reduces copied rows; zeros of either sign (canonical meshes stand on
+    z = 0) must come out as numpy's axis-0 min / max give them."""
+    from perspecta.assets.mesh import _column_bounds
+
+    rng = np.random.default_rng(3)
+    for k in range(3000):
+        n = int(rng.integers(1, 80))
+        pts = (rng.choice([0.0, -0.0, 1.0, -1.0, 2.5], size=(n, 3)) if k % 2
+               else rng.normal(size=(n, 3))).astype(np.float32)
+        ref, got = (pts.min(axis=0), pts.max(axis=0)), _column_bounds(pts)
+        assert all(a.tobytes() == b.tobytes() and a.dtype == b.dtype for a, b in zip(ref, got))
