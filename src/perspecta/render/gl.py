@@ -525,7 +525,8 @@ class GLRenderer:
         bit-identical to a full render's."""
         _check_camera(camera)
         timing.count(f"render {camera.width}x{camera.height} {camera.projection}" + ("" if color else " ids"))
-        if timing.collecting():  # a copy: tasks may edit a scene after rendering it
+        # the bench re-renders colour frames only: copying mask-only ones was measured cost
+        if color and timing.collecting():  # a copy: tasks may edit a scene after rendering it
             import copy
 
             timing.note("frames", (copy.deepcopy(scene), camera, color))
