@@ -188,6 +188,9 @@ def test_visibility_projects_like_camera_project() -> None:
         cam = Camera(position=tuple(eye), look_at=tuple(rng.uniform(-0.5, 0.5, 3)), fov_y=float(rng.uniform(30, 70)),
                      width=320, height=240)
         got = visibility(objs, cam, margin=2.0)
+        given = visibility(objs, cam, margin=2.0, corners=[o.corners() for o in objs])  # the samplers' shortcut
+        assert [(v.box, v.depth, v.inside, v.visible_fraction) for v in given] == \
+            [(v.box, v.depth, v.inside, v.visible_fraction) for v in got]
         infos, hulls = [], []
         for o in objs:  # the arithmetic visibility() had before, through Camera.project
             uv, z = cam.project(o.corners())
@@ -222,3 +225,41 @@ def test_panorama_longitudes_equal_the_one_point_function() -> None:
         assert panorama_longitudes(pts, cam) == [panorama_longitude(p, cam) for p in pts]
     with pytest.raises(ValueError):
         panorama_longitudes(np.array([[*cam.position[:2], 9.0]]), cam)
+
+
+def test_camera_rotation_equals_numpy_cross_and_norm() -> None:
+    """rotation_world_to_cam works on plain floats; every camera (and so every render and
+    projection) depends on it being np.cross / np.linalg.norm's result to the bit."""
+    from perspecta.world.scene import Camera
+
+    def numpy_rotation(cam: Camera) -> np.ndarray:
+        eye = np.asarray(cam.position, dtype=float)
+        fwd = np.asarray(cam.look_at, dtype=float) - eye
+        fwd /= np.linalg.norm(fwd)
+        right = np.cross(fwd, np.asarray(cam.up, dtype=float))
+        if np.linalg.norm(right) < 1e-9:
+            right = np.cross(fwd, np.array([0.0, 1.0, 0.0]))
+        right /= np.linalg.norm(right)
+        return np.stack([right, np.cross(fwd, right), fwd])
+
+    rng = np.random.default_rng(11)
+    for i in range(5000):
+        eye = tuple(round(float(x), 5) for x in rng.normal(0, 5, 3))
+        target = (eye[0], eye[1], eye[2] - 2.0) if i % 50 == 0 else tuple(rng.normal(0, 1, 3))  # straight down too
+        up = (0, 0, 1) if i % 3 else tuple(rng.normal(0, 1, 3))
+        cam = Camera(position=eye, look_at=target, up=up)
+        assert cam.rotation_world_to_cam().tobytes() == numpy_rotation(cam).tobytes()
+
+
+def test_mesh_column_bounds_equal_the_axis_reductions_to_the_bit() -> None:
+    """Mesh.bounds reduces copied rows; zeros of either sign (canonical meshes stand on
+    z = 0) must come out as numpy's axis-0 min / max give them."""
+    from perspecta.assets.mesh import _column_bounds
+
+    rng = np.random.default_rng(3)
+    for k in range(3000):
+        n = int(rng.integers(1, 80))
+        pts = (rng.choice([0.0, -0.0, 1.0, -1.0, 2.5], size=(n, 3)) if k % 2
+               else rng.normal(size=(n, 3))).astype(np.float32)
+        ref, got = (pts.min(axis=0), pts.max(axis=0)), _column_bounds(pts)
+        assert all(a.tobytes() == b.tobytes() and a.dtype == b.dtype for a, b in zip(ref, got))

@@ -74,10 +74,10 @@ def test_texture_pool_shares_equal_pixels_and_never_a_changed_texture(library) -
         a = r.render(twins, CAM)
         meshes = [r._gpu_mesh("test:panel", o.params) for o in twins.objects]
         assert meshes[0] is not meshes[1]  # two GPU meshes ...
-        assert meshes[0].parts[0][3] is meshes[1].parts[0][3]  # ... one texture: equal pixels
+        assert meshes[0].parts[0][3].tex is meshes[1].parts[0][3].tex  # ... one texture: equal pixels
         b = r.render(changed, CAM)
-        tex = r._gpu_mesh("test:panel", changed.objects[1].params).parts[0][3]
-        assert tex is not meshes[0].parts[0][3]  # other pixels, another texture
+        tex = r._gpu_mesh("test:panel", changed.objects[1].params).parts[0][3].tex
+        assert tex is not meshes[0].parts[0][3].tex  # other pixels, another texture
         again = r.render(twins, CAM)
     assert _same(a, _fresh(library, twins)) and _same(again, a)
     assert _same(b, _fresh(library, changed))
@@ -175,3 +175,23 @@ def test_colour_render_reuses_a_mask_only_renders_layers_of_the_same_view(librar
             want = _fresh(library, changed, cam)
             assert _same(got, want)
             assert not np.array_equal(got.instance, full.instance)
+
+
+def test_textures_are_made_on_the_first_colour_draw_only(library) -> None:
+    """A mask-only render uploads no texture (neither a mesh's nor the grass ground's);
+    the colour render after it still equals a fresh renderer's, pixel for pixel."""
+    from perspecta.render.gl import GLRenderer
+    from perspecta.world.scene import Ground
+
+    scene = _panels({"shade": 0}, {"shade": 1})
+    scene.ground = Ground(material="grass")
+    with GLRenderer(library) as r:
+        masks = r.render(scene, CAM, color=False)
+        skins = [p[3] for o in scene.objects for p in r._gpu_mesh("test:panel", o.params).parts]
+        skins += [p[3] for p in r._static_mesh(scene).parts]
+        assert len(skins) == 3 and all(s is not None and s.tex is None for s in skins)
+        full = r.render(scene, CAM)
+        assert all(s.tex is not None for s in skins)
+    fresh = _fresh(library, scene)
+    assert _same(full, fresh)
+    assert np.array_equal(masks.instance, fresh.instance) and np.array_equal(masks.depth, fresh.depth)

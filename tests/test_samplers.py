@@ -411,3 +411,34 @@ def test_draw_uniform_is_numpys_uniform_bit_for_bit() -> None:
     for rng_call in (lambda: a.uniform(1.0, -1.0), lambda: draw_uniform(b, 1.0, -1.0)):
         with pytest.raises(ValueError):
             rng_call()
+
+
+def test_room_may_fit_never_rejects_what_fits_accepts() -> None:
+    """Room placement rejects most tries on ``may_fit`` before making the object; it must
+    only reject tries ``fits`` rejects (so the kept layouts, and the random stream, stay),
+    and its footprint must be the made object's."""
+    from perspecta.world.samplers.common import Instance, Rect, footprint, make_object
+    from perspecta.world.samplers.room import _Layout
+    from perspecta.world.scene import Room
+
+    rng = np.random.default_rng(8)
+    info = AssetInfo("proc:box", "box", "procedural", (1.0, 1.0, 1.0))
+    rejected = 0
+    for _ in range(40):
+        layout = _Layout(Room(width=float(rng.uniform(3, 6)), depth=float(rng.uniform(3, 6)), height=2.6))
+        for k in range(60):
+            inst = Instance(info, {}, 1.0, rng.uniform(0.2, 1.6, 3) * (1, 1, 2.2))
+            x, y = (float(v) for v in rng.uniform(-3, 3, 2))
+            yaw = float(rng.choice([0.0, 90.0, float(rng.uniform(0, 360))]))
+            margin = float(rng.choice([0.0, 0.3]))
+            rect = footprint(inst, x, y, yaw)
+            obj = make_object(f"o{k}", inst, x, y, yaw)
+            assert rect == Rect.of(obj)
+            clear = layout.clearance_rect(obj, float(rng.choice([0.0, 0.6])))
+            fits = layout.fits(obj, rect, clear, k % 3, margin)
+            if not layout.may_fit(inst, rect, margin):
+                assert not fits
+                rejected += 1
+            elif fits:
+                layout.add(obj, clear, k % 3, "k")
+    assert rejected > 500  # the shortcut is exercised

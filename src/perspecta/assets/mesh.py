@@ -46,8 +46,7 @@ class Mesh:
         arrays = tuple(p.positions for p in self.parts)
         cached = self._bounds
         if cached is None or len(cached[0]) != len(arrays) or any(a is not b for a, b in zip(cached[0], arrays)):
-            allp = np.concatenate(arrays)
-            cached = self._bounds = (arrays, allp.min(axis=0), allp.max(axis=0))
+            cached = self._bounds = (arrays, *_column_bounds(np.concatenate(arrays)))
         return cached[1].copy(), cached[2].copy()
 
     def extent(self) -> np.ndarray:
@@ -57,6 +56,27 @@ class Mesh:
     @property
     def n_triangles(self) -> int:
         return sum(len(p.positions) // 3 for p in self.parts)
+
+
+def _column_bounds(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``points.min(axis=0), points.max(axis=0)`` of an (N, 3) array, ~20x faster: numpy
+    reduces a 3-wide axis 0 element by element, a contiguous row in vector steps, so the
+    columns are copied into rows first. Min and max pick one of the elements, so the
+    values are the same, with one exception: 0.0 and -0.0 compare equal, and which one a
+    reduction picks depends on its order. So a zero in the answer is checked: when the
+    column's zeros all have one sign, that is the answer whatever the order (canonical
+    meshes stand on z = 0, so this is the common case); mixed signs take the original
+    reduction."""
+    rows = np.ascontiguousarray(points.T)
+    lo, hi = rows.min(axis=1), rows.max(axis=1)
+    for out in (lo, hi):
+        for j in np.flatnonzero(out == 0):
+            signs = np.signbit(rows[j][rows[j] == 0])
+            if signs.all() or not signs.any():
+                out[j] = -0.0 if signs[0] else 0.0
+            else:
+                return points.min(axis=0), points.max(axis=0)
+    return lo, hi
 
 
 def flat_normals(positions: np.ndarray) -> np.ndarray:

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import math
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -102,18 +102,14 @@ class _GpuMesh:
     vbo: Any
     vao_scene: Any
     vao_ids: Any
-    parts: list[tuple[int, int, np.ndarray, Any, bool]]  # first, count, linear rgb, tex, tintable
+    parts: list[tuple[int, int, np.ndarray, _Skin | None, bool]]  # first, count, linear rgb, texture, tintable
     lo: np.ndarray
     hi: np.ndarray
-    textures: _TexturePool | None = None  # None: the mesh owns its textures
 
     def release(self) -> None:
         for p in self.parts:
             if p[3] is not None:
-                if self.textures is None:
-                    p[3].release()
-                else:
-                    self.textures.release(p[3])
+                p[3].release()
         self.vao_scene.release()
         self.vao_ids.release()
         self.vbo.release()
@@ -152,6 +148,45 @@ class _TexturePool:
         if entry[1] == 0:
             del self._by_key[key], self._keys[id(tex)]
             tex.release()
+
+
+class _Skin:
+    """A part's texture, made and uploaded on its first colour draw.
+
+    The id pass (mask-only renders, shadow maps) never samples a texture, and a mask-only
+    render of a layout the task then rejects was the only render of its new meshes and
+    ground: building their RGBA copies, mipmaps (a CPU job on llvmpipe) and procedural
+    ground textures for it was wasted (DORI's street layouts rejected on masks). The
+    texture is the same pixels whenever it is made, so when does not change an image."""
+
+    __slots__ = ("_make", "_pool", "_anisotropy", "tex")
+
+    def __init__(self, make: Callable[[], np.ndarray], pool: _TexturePool | None,
+                 anisotropy: float | None = None) -> None:
+        self._make: Callable[[], np.ndarray] | None = make  # -> a :func:`_texture_rgb` array
+        self._pool, self._anisotropy = pool, anisotropy
+        self.tex: Any = None  # the GL texture once made
+
+    def get(self, ctx: Any) -> Any:
+        """The GL texture, uploaded (or taken from the pool) on the first call."""
+        if self.tex is None:
+            assert self._make is not None
+            with timing.stage("render.setup"):  # set-up, though the colour pass asks for it
+                rgb = self._make()
+                self.tex = self._pool.acquire(ctx, rgb) if self._pool is not None else _mipmapped_texture(ctx, rgb)
+                if self._anisotropy is not None:
+                    self.tex.anisotropy = self._anisotropy
+            self._make = None  # drop the source pixels' closure
+        return self.tex
+
+    def release(self) -> None:
+        if self.tex is not None:
+            if self._pool is None:
+                self.tex.release()
+            else:
+                self._pool.release(self.tex)
+            self.tex = None
+        self._make = None
 
 
 def _texture_rgb(texture: Any) -> np.ndarray:
@@ -359,7 +394,12 @@ class GLRenderer:
         self.close()
 
     # ------------------------------------------------------------ GPU buffers
-    def _upload(self, mesh: Mesh, *, share_textures: bool = True) -> _GpuMesh:
+    def _upload(self, mesh: Mesh, *, share_textures: bool = True,
+                late_textures: Sequence[Callable[[], np.ndarray] | None] | None = None,
+                anisotropy: float | None = None) -> _GpuMesh:
+        """GPU buffers of ``mesh``; textures are made on first colour draw (:class:`_Skin`).
+        ``late_textures`` gives, per part, a maker of a texture the part does not carry
+        yet (the ground's, generated only if a colour pass needs it)."""
         ctx = self._context()
         pool = self._texture_pool if share_textures else None
         if not mesh.parts:
@@ -378,19 +418,21 @@ class GLRenderer:
         allv = np.zeros((total, _FLOATS_PER_VERTEX), dtype=np.float32)
         parts = []
         first = 0
-        for part in mesh.parts:
+        for k, part in enumerate(mesh.parts):
             n = len(part.positions)
             if n == 0:
                 continue
             data = allv[first:first + n]
             data[:, 0:3] = part.positions
             data[:, 3:6] = part.normals
-            tex = None
-            if part.texture is not None and part.uvs is not None:
+            skin = None
+            late = late_textures[k] if late_textures is not None else None
+            if late is None and part.texture is not None:
+                late = partial(_texture_rgb, part.texture)
+            if late is not None and part.uvs is not None:
                 data[:, 6:8] = part.uvs
-                rgb = _texture_rgb(part.texture)
-                tex = pool.acquire(ctx, rgb) if pool is not None else _mipmapped_texture(ctx, rgb)
-            parts.append((first, n, srgb_to_linear(part.color), tex, bool(part.tintable)))
+                skin = _Skin(late, pool, anisotropy)
+            parts.append((first, n, srgb_to_linear(part.color), skin, bool(part.tintable)))
             first += n
         vbo = ctx.buffer(allv)
         vao_scene = ctx.vertex_array(
@@ -400,7 +442,7 @@ class GLRenderer:
         # the mesh's own bounds (kept by the Mesh, which samplers measured already) in
         # float32: rounding is monotonic, so the same values as the min / max of allv
         lo, hi = mesh.bounds()
-        return _GpuMesh(vbo, vao_scene, vao_ids, parts, lo.astype(np.float32), hi.astype(np.float32), pool)
+        return _GpuMesh(vbo, vao_scene, vao_ids, parts, lo.astype(np.float32), hi.astype(np.float32))
 
     def _gpu_mesh(self, asset_id: str, params: dict[str, Any]) -> _GpuMesh:
         key = asset_id + json.dumps(params, sort_keys=True, default=str)
@@ -434,15 +476,15 @@ class GLRenderer:
             return None
         if key in self._static:
             return self._static[key]
+        late: list[Callable[[], np.ndarray] | None] | None = None
         if scene.room is not None:
             mesh = Mesh([MeshPart(p, n, c) for p, n, c in _room_parts(scene.room)])
         else:
             assert scene.ground is not None
-            mesh = Mesh([_ground_mesh_part(scene.ground, _ground_seed(scene))])
-        gm = self._upload(mesh, share_textures=False)  # its textures get their own anisotropy
-        for part in gm.parts:
-            if part[3] is not None:
-                part[3].anisotropy = GROUND_ANISOTROPY
+            part, make = _ground_mesh_part(scene.ground, _ground_seed(scene))
+            mesh, late = Mesh([part]), [make]
+        # its textures get their own anisotropy, so they are not pooled
+        gm = self._upload(mesh, share_textures=False, late_textures=late, anisotropy=GROUND_ANISOTROPY)
         self._static[key] = gm
         while len(self._static) > 8:
             self._static.popitem(last=False)[1].release()
@@ -483,7 +525,8 @@ class GLRenderer:
         bit-identical to a full render's."""
         _check_camera(camera)
         timing.count(f"render {camera.width}x{camera.height} {camera.projection}" + ("" if color else " ids"))
-        if timing.collecting():  # a copy: tasks may edit a scene after rendering it
+        # the bench re-renders colour frames only: copying mask-only ones was measured cost
+        if color and timing.collecting():  # a copy: tasks may edit a scene after rendering it
             import copy
 
             timing.note("frames", (copy.deepcopy(scene), camera, color))
@@ -500,6 +543,11 @@ class GLRenderer:
 
     def _render_draws(self, scene: Scene, camera: Camera, draws: list[_Draw], color: bool = True) -> RenderResult:
         static = self._static_mesh(scene)
+        if color:  # make the textures before any pass (see _Skin), not between two draws
+            for gm in [dr.mesh for dr in draws] + ([static] if static is not None else []):
+                for part in gm.parts:
+                    if part[3] is not None:
+                        part[3].get(self._ctx)
         # the near/far planes come from the scene bounds, with or without colour
         light = self._lighting(scene, draws) if color else {"bounds": _scene_bounds(scene, draws), "color": False}
         if camera.projection == "perspective":
@@ -821,7 +869,7 @@ class GLRenderer:
             tinted = tint is not None and tintable
             pr["u_albedo"].value = tuple(float(x) for x in (tint if tinted else color))
             if tex is not None:
-                tex.use(location=0)
+                tex.get(self._ctx).use(location=0)
                 pr["u_texture_mode"].value = 2 if tinted else 1
             else:
                 pr["u_texture_mode"].value = 0
@@ -901,19 +949,26 @@ def _ground_seed(scene: Scene) -> int:
     return scene.seed if g.texture_seed is None else g.texture_seed
 
 
-def _ground_mesh_part(g: Ground, seed: int) -> MeshPart:
-    """The ground quad; textured materials get world-x/y uvs and their texture."""
+def _ground_mesh_part(g: Ground, seed: int) -> tuple[MeshPart, Callable[[], np.ndarray] | None]:
+    """The ground quad and, for textured materials (which get world-x/y uvs), a maker of
+    its texture: generating it takes ~30 ms, and a mask-only render never reads it."""
     from perspecta.assets.mesh import MeshPart
-    from perspecta.render.ground import check_material, ground_texture, ground_uvs
+    from perspecta.render.ground import check_material, ground_uvs
 
     s = g.size / 2
     corners = ((-s, -s, 0), (s, -s, 0), (s, s, 0), (-s, s, 0))
     pos = _quad(*(np.array(p, dtype=float) for p in corners))
     nrm = np.tile(np.array([0.0, 0.0, 1.0], dtype=np.float32), (6, 1))
     if check_material(g.material) == "plain":
-        return MeshPart(pos, nrm, g.color)
-    return MeshPart(pos, nrm, (1.0, 1.0, 1.0), uvs=ground_uvs(pos, g.pattern_size),
-                    texture=ground_texture(g.material, seed))
+        return MeshPart(pos, nrm, g.color), None
+    return (MeshPart(pos, nrm, (1.0, 1.0, 1.0), uvs=ground_uvs(pos, g.pattern_size)),
+            partial(_ground_rgb, g.material, seed))
+
+
+def _ground_rgb(material: str, seed: int) -> np.ndarray:
+    from perspecta.render.ground import ground_texture
+
+    return _texture_rgb(ground_texture(material, seed))
 
 
 def _room_parts(r: Room) -> list[tuple[np.ndarray, np.ndarray, tuple[float, float, float]]]:

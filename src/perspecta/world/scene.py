@@ -117,6 +117,13 @@ class SceneObject:
         )
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` of two 3-vectors: the same products and differences in float64."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 Projection = Literal["perspective", "equirect"]
 
 
@@ -139,16 +146,20 @@ class Camera:
 
     def rotation_world_to_cam(self) -> np.ndarray:
         """3x3 rotation from world to the OpenCV camera frame (x right, y down, z forward)."""
+        # np.linalg.norm and np.cross, bit for bit, without their argument handling
+        # (samplers build a camera per candidate layout): a vector's norm is the square
+        # root of its numpy dot with itself, and a cross product is each component's two
+        # products subtracted, as below
         eye = np.asarray(self.position, dtype=float)
         fwd = np.asarray(self.look_at, dtype=float) - eye
-        fwd /= np.linalg.norm(fwd)
+        fwd /= math.sqrt(fwd.dot(fwd))
         up = np.asarray(self.up, dtype=float)
-        right = np.cross(fwd, up)
-        if np.linalg.norm(right) < 1e-9:  # looking straight along up: pick any right
-            right = np.cross(fwd, np.array([0.0, 1.0, 0.0]))
-        right /= np.linalg.norm(right)
-        down = np.cross(fwd, right)
-        return np.stack([right, down, fwd])
+        right = _cross(fwd, up)
+        if math.sqrt(right.dot(right)) < 1e-9:  # looking straight along up: pick any right
+            right = _cross(fwd, np.array([0.0, 1.0, 0.0]))
+        right /= math.sqrt(right.dot(right))
+        down = _cross(fwd, right)
+        return np.array([right, down, fwd])
 
     def extrinsic(self) -> np.ndarray:
         """4x4 world-to-camera transform in the OpenCV convention."""

@@ -289,8 +289,9 @@ def sample_clutter(
         if not ok:
             reasons["placement"] += 1
             continue
-        camera = _clutter_camera(rng, objects, cfg, width, height)
-        vis = visibility(objects, camera, margin=2.0)
+        corners = [o.corners() for o in objects]  # framing and visibility both read them
+        camera = _clutter_camera(rng, corners, cfg, width, height)
+        vis = visibility(objects, camera, margin=2.0, corners=corners)
         if not all(v.inside for v in vis):
             reasons["frame"] += 1
             continue
@@ -326,10 +327,10 @@ def sample_clutter(
 
 
 def _clutter_camera(
-    rng: np.random.Generator, objects: list[SceneObject], cfg: dict, width: int, height: int
+    rng: np.random.Generator, object_corners: list[np.ndarray], cfg: dict, width: int, height: int
 ) -> Camera:
-    """A camera at a drawn azimuth/elevation that frames every object's bbox."""
-    corners = np.concatenate([o.corners() for o in objects])
+    """A camera at a drawn azimuth/elevation that frames every object's bbox (its corners)."""
+    corners = np.concatenate(object_corners)
     lo, hi = corners.min(axis=0), corners.max(axis=0)
     centre = (lo + hi) / 2
     radius = float(np.linalg.norm(corners - centre, axis=1).max())

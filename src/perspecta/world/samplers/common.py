@@ -528,7 +528,8 @@ class _Projected:
 
 @timing.timed("visibility")
 def visibility(
-    objects: Sequence[SceneObject], camera: Camera, *, margin: float = 0.0, samples: int = 24
+    objects: Sequence[SceneObject], camera: Camera, *, margin: float = 0.0, samples: int = 24,
+    corners: Sequence[np.ndarray] | None = None,
 ) -> list[Visibility]:
     """Geometric visibility of each object's bbox in ``camera`` (perspective only).
 
@@ -536,7 +537,8 @@ def visibility(
     its projected box: grid points inside the convex hull of its projected corners that
     fall inside the hull of any object whose centre is nearer to the camera count as
     covered. Bboxes enclose the meshes, so this overestimates occlusion: a threshold
-    on it is a conservative guarantee.
+    on it is a conservative guarantee. ``corners``: each object's :meth:`SceneObject.corners`,
+    when the caller has them already (a sampler framed its camera on them).
     """
     if camera.projection != "perspective":
         raise ValueError("visibility() needs a perspective camera")
@@ -547,8 +549,8 @@ def visibility(
     # the centre's depth is used, so its pixel is not computed
     ext, k = camera._matrices()
     rot_t, shift, k_t = ext[:3, :3].T, ext[:3, 3], k.T
-    for o in objects:
-        pc = o.corners() @ rot_t + shift
+    for n, o in enumerate(objects):
+        pc = (o.corners() if corners is None else corners[n]) @ rot_t + shift
         z = pc[:, 2]
         with np.errstate(divide="ignore", invalid="ignore"):
             uv = (pc @ k_t)[:, :2] / z[:, None]

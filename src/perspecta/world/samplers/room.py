@@ -25,6 +25,7 @@ from perspecta.world.samplers.common import (
     SamplingError,
     assets_in,
     draw_uniform,
+    footprint,
     instantiate,
     is_procedural,
     jitter_color,
@@ -244,6 +245,18 @@ class _Layout:
                 if clear is not None and clear.overlaps(p.rect):
                     return False
         return True
+
+    def may_fit(self, inst: Instance, rect: Rect, margin: float = 0.0) -> bool:
+        """The checks of :meth:`fits` that need no object (its height, its footprint
+        inside the room and clear of every placed footprint): False means :meth:`fits`
+        is False too, since it makes these checks among others, none with side effects.
+        Placement loops reject most tries here, before making the object and its
+        clearance rect (``rect`` is :func:`footprint`'s, equal to ``Rect.of`` the object)."""
+        if float(inst.size[2]) > self.room.height - 0.05:
+            return False
+        if not rect.inside_box(-self.hw, self.hw, -self.hd, self.hd, margin):
+            return False
+        return not any(rect.overlaps(p.rect, GAP) for p in self.placed)
 
     def add(
         self, obj: SceneObject, clear: Rect | None, group: int, key: str, wall: int | None = None, t: float = 0.0
@@ -479,6 +492,8 @@ def _place_alone(
             else:
                 t = draw_uniform(rng, -half, half)
             x, y, yaw = layout.wall_pose(k, t, depth)
+            if not layout.may_fit(inst, footprint(inst, x, y, yaw)):
+                continue
             obj = make_object("", inst, x, y, yaw)
             clear = layout.clearance_rect(obj, slot.clearance)
             if layout.fits(obj, Rect.of(obj), clear, group):
@@ -489,6 +504,8 @@ def _place_alone(
             x = draw_uniform(rng, -layout.hw + m, layout.hw - m)
             y = draw_uniform(rng, -layout.hd + m, layout.hd - m)
             yaw = 90.0 * int(rng.integers(4)) if slot.axis_aligned else draw_uniform(rng, 0.0, 360.0)
+            if not layout.may_fit(inst, footprint(inst, x, y, yaw), margin=m):
+                continue
             obj = make_object("", inst, x, y, yaw)
             if layout.fits(obj, Rect.of(obj), None, group, margin=m):
                 layout.add(obj, None, group, slot.key)
@@ -506,6 +523,8 @@ def _place_anchored(
     depth, width = float(inst.size[0]), float(inst.size[1])
 
     def try_add(x: float, y: float, yaw: float, wall: int | None = None, t: float = 0.0) -> bool:
+        if not layout.may_fit(inst, footprint(inst, x, y, yaw)):
+            return False
         obj = make_object("", inst, x, y, yaw)
         clear = layout.clearance_rect(obj, slot.clearance)
         if layout.fits(obj, Rect.of(obj), clear, group):
