@@ -251,6 +251,16 @@ def test_inter_object_apparent_margin_follows_line_of_sight() -> None:
     # 0.6 m apart: sides ~6 degrees apart, read as the same direction, inside the bin
     assert m_near["deg"] == pytest.approx(22.5 - 2 * np.degrees(np.arctan2(0.3, 6.0)), abs=0.3)
     assert m_far["deg"] < 0  # 5 m apart across the view: the sides seen are ~45 degrees apart
+    # granular: B (right, at +2.5 m) turned to look straight at A reads as turned away from it by
+    # its line-of-sight azimuth; centred in the view it reads true
+    b_at_a = obj("obj1", 2.5, 180.0)
+    looking = Scene(scene_id="s", seed=0, kind="clutter", objects=[obj("obj0", -2.5, 0.0), b_at_a], cameras=[cam])
+    g = inter_object.apparent_margin(looking, "granular")
+    assert g["bin_width"] == 10.0 and g["deg"] < 0  # "no rotation" reads as ~23 degrees
+    centred = Scene(scene_id="s", seed=0, kind="clutter", objects=[obj("obj0", 0.0, 0.0), obj("obj1", 0.0, 90.0)],
+                    cameras=[cam])
+    centred.objects[0].pose = Pose(position=(0.0, 4.0, 0.0), yaw=0.0)  # A straight behind B, B looks at it
+    assert inter_object.apparent_margin(centred, "granular")["deg"] == pytest.approx(5.0, abs=0.5)
 
 
 def test_inter_object_items_record_and_keep_their_margins(lib: AssetLibrary, renderer,  # type: ignore[no-untyped-def]
@@ -270,11 +280,10 @@ def test_inter_object_items_record_and_keep_their_margins(lib: AssetLibrary, ren
                 continue
             seen += 1
             bm = rec["bin_margin"]
-            if it.granularity == "coarse":
-                am = rec["apparent_bin_margin"]
-                assert am["deg"] >= inter_object.APPARENT_MARGIN_FRAC * am["bin_width"] - 1e-9
-                assert rec["contract"]["min_apparent_margin_frac"] == inter_object.APPARENT_MARGIN_FRAC
-            elif bm["bin_width"] <= 60:
+            am = rec["apparent_bin_margin"]
+            assert am["deg"] >= inter_object.APPARENT_MARGIN_FRAC * am["bin_width"] - 1e-9
+            assert rec["contract"]["min_apparent_margin_frac"] == inter_object.APPARENT_MARGIN_FRAC
+            if it.granularity == "granular" and bm["bin_width"] <= 60:
                 assert bm["deg"] >= inter_object.PAIR_MARGIN_FRAC * bm["bin_width"] - 1e-9
                 assert rec["contract"]["min_bin_margin_frac"] >= inter_object.PAIR_MARGIN_FRAC
     assert seen >= 3

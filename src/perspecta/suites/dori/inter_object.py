@@ -10,7 +10,7 @@ no rotation (|r| <= 5), 0-45 / 46-90 / 91-135 degrees clockwise or counter-clock
 or B; B's yaw is set after layout to realise the drawn answer, at least
 ``bin_margin_frac`` of the bin's width from its edges (>= 1/3 for bins up to 60 degrees
 wide, else >= 1/4; :data:`PAIR_MARGIN_FRAC` for the granular turn's narrow bins, since
-that answer rests on two readings whose errors add). The coarse answer must also hold for a viewer who does
+that answer rests on two readings whose errors add). Both answers must also hold for a viewer who does
 not compensate perspective (each heading read against the camera's axis, not the object's
 own line of sight): that reading keeps :data:`APPARENT_MARGIN_FRAC` of its bin from the
 edges (``readability["apparent_bin_margin"]``). Both tagged objects are seen obliquely (MIN_OBLIQUE_DEG) from a
@@ -125,9 +125,10 @@ BOX_PER_PIXEL = 2.0
 # oblique view (B's heading and the direction to A), whose errors add. The round-4
 # careful judge misread a horse's three-quarter turn 15.6 degrees inside an edge.
 PAIR_MARGIN_FRAC = 0.4
-# Share of its bin the perspective-uncompensated coarse reading keeps from the edges: two
-# chairs with equal headings 22 degrees apart in azimuth show sides 21 degrees apart, and
-# the round-4 careful judge read them as 45 degrees apart.
+# Share of its bin the perspective-uncompensated reading keeps from the edges: two chairs
+# with equal headings 22 degrees apart in azimuth show sides 21 degrees apart, and the
+# round-4 careful judge read them as 45 degrees apart; round-5 judges read "no rotation
+# needed" turns where the uncompensated reading put them, 10-15 degrees off.
 APPARENT_MARGIN_FRAC = 0.2
 # fresh draws of B's heading on one layout before the layout is redrawn: a wide azimuth
 # gap leaves no heading that keeps both readings inside the bin
@@ -225,21 +226,31 @@ def line_of_sight_azimuth(scene: Scene, object_id: str) -> float:
     return signed_angle_xy(cam.forward(), point_of(scene.object(object_id)) - np.asarray(cam.position, dtype=float))
 
 
-def apparent_margin(scene: Scene) -> dict[str, float]:
-    """Margin of the coarse answer as read without compensating perspective: each heading
-    taken against the camera's axis, i.e. ``yaw_difference - (az_B - az_A)``, scored
-    against the true answer's bin (negative when the reading falls in another bin)."""
+def apparent_margin(scene: Scene, granularity: str = "coarse") -> dict[str, float]:
+    """Margin of the answer as read without compensating perspective, scored against the
+    true answer's bin (negative when the reading falls in another bin). Coarse: each
+    heading taken against the camera's axis, ``yaw_difference - (az_B - az_A)``. Granular:
+    B's heading so taken, the direction to A as it lies on the ground, ``r + az_B`` — the
+    round-5 judges read three "no rotation needed" turns (|r| <= 1) as 5-15 degrees off,
+    each time where this reading put them (-10, -14, -15)."""
     a, b = scene.object("obj0"), scene.object("obj1")
-    true_d = abs(yaw_difference(a, b))
-    lo, hi = next(sb for sb, (_, _, l0, h0) in zip(COARSE_SIGNED, COARSE) if l0 <= true_d <= h0)
-    seen = yaw_difference(a, b) - line_of_sight_azimuth(scene, "obj1") + line_of_sight_azimuth(scene, "obj0")
-    return signed_bin_margin(abs(float(wrap180(seen))), lo, hi)
+    if granularity == "coarse":
+        true_d = abs(yaw_difference(a, b))
+        lo, hi = next(sb for sb, (_, _, l0, h0) in zip(COARSE_SIGNED, COARSE) if l0 <= true_d <= h0)
+        seen = yaw_difference(a, b) - line_of_sight_azimuth(scene, "obj1") + line_of_sight_azimuth(scene, "obj0")
+        return signed_bin_margin(abs(float(wrap180(seen))), lo, hi)
+    r = rotation_to_face(b, a)
+    dr, _, _, _, lo, hi = next(g for g in GRANULAR if g[1] == granular_text(r))
+    seen = float(wrap180(r + line_of_sight_azimuth(scene, "obj1")))
+    if dr == "none":
+        return signed_bin_margin(seen, lo, hi)
+    if dr == "either":
+        return signed_bin_margin(abs(seen), lo, hi)
+    return signed_bin_margin(-seen if dr == "cw" else seen, lo, hi)  # the wrong way reads negative
 
 
 def _apparent_ok(scene: Scene, granularity: str) -> bool:
-    if granularity != "coarse":
-        return True
-    m = apparent_margin(scene)
+    m = apparent_margin(scene, granularity)
     return m["deg"] >= APPARENT_MARGIN_FRAC * m["bin_width"]
 
 
@@ -339,14 +350,12 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
     if k is not None:
         bm = _margin(scene, granularity)
         contract = dataclasses.replace(contract, min_bin_margin_frac=pair_margin_frac(ctx, granularity, bm["bin_width"]))
-        if coarse:
-            contract = dataclasses.replace(contract, min_apparent_margin_frac=APPARENT_MARGIN_FRAC)
+        contract = dataclasses.replace(contract, min_apparent_margin_frac=APPARENT_MARGIN_FRAC)
     record: dict[str, Any] = {"objects": objects, "contract": contract.to_dict(),
                               "view": {name: _view(scene, oid) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
     if k is not None:
         record["bin_margin"] = bm
-        if coarse:
-            record["apparent_bin_margin"] = apparent_margin(scene)
+        record["apparent_bin_margin"] = apparent_margin(scene, granularity)
     check_readable(record)
     ctx.add_scene(scene)
     image = ctx.save_image(rgb, granularity)
