@@ -229,3 +229,28 @@ def test_viewer_scene_frame_switch_turns_from_toward_or_away_and_is_balanced(lib
         assert all(sorted(answers[i:i + 2]) == sorted(FRAME.values()) for i in (0, 2, 4))
     finally:
         renderer.close()
+
+
+def test_single_target_tasks_never_use_a_head_on_unreadable_target(lib: AssetLibrary, tmp_path: Path) -> None:
+    """Facing, single-axis rotation and view parallelism may show the target straight on or
+    straight from behind in any class; a careful judge read a procedural chair facing away as
+    facing the camera. Their targets with a front are head-on readable (no chairs), whatever
+    the class, so the category carries no answer."""
+    from perspecta.suites.dori.common import pick_target
+
+    for task in ("directional_facing", "single_axis_rotation", "view_parallelism"):
+        picked = [pick_target(TaskContext("dori", task, i, 7, lib, None, Path("."), config={"image_size": 256}),
+                              cbd=False, head_on=True) for i in range(120)]
+        assert all(marks.head_on_readable(a.asset_id) for a in picked)
+        assert not any(a.category == "chair" for a in picked)
+    renderer = get_renderer("gl", library=lib)
+    try:
+        for task in ("directional_facing", "single_axis_rotation", "view_parallelism"):
+            for i in range(5):
+                ctx = TaskContext("dori", task, i, 13, lib, renderer, tmp_path, config={"image_size": 256})
+                for item in get_task("dori", task).generate(ctx):
+                    v = item.metadata["readability"]["view"]
+                    if item.metadata["has_front"]:
+                        assert v["head_on_readable"] is True and item.metadata["category"] != "chair"
+    finally:
+        renderer.close()

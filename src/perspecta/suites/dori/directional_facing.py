@@ -161,7 +161,11 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 
 
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) -> Item:
-    asset = pick_target(ctx, cbd=k is None)
+    # every class of this task may show the target head-on (facing, or facing away from, the
+    # camera), where no chair's front reads (marks.head_on_readable): chairs and the other
+    # head-on-unreadable assets are never its targets, in any class, so the category says
+    # nothing about the answer
+    asset = pick_target(ctx, cbd=k is None, head_on=True)
     scene = studio_scene(ctx, asset, granularity)
     backdrop = realistic_backdrop(ctx, scene)
     facing = None if k is None else _facing_for(ctx, granularity, k)
@@ -171,7 +175,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     cam = scene.camera("main")
     cam = zoom_to_area(ctx, cam, ctx.renderer.render(scene, cam, color=False).instance, 0)
     scene.cameras = [cam if c.name == "main" else c for c in scene.cameras]
-    record: dict[str, Any] = {"contract": studio_contract(ctx).to_dict(), "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"contract": studio_contract(ctx).to_dict(),
+                              "view": target_view(scene, asset, head_on=True)}
     obj = scene.object("obj0")
     if obj.has_front:
         record["bin_margin"] = _margin(granularity, egocentric_facing(obj, scene.camera("main")))

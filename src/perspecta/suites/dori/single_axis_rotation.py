@@ -113,7 +113,11 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 
 
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) -> Item:
-    asset = pick_target(ctx, cbd=k is None)
+    # every class of this task may show the target head-on (facing, or facing away from, the
+    # camera), where no chair's front reads (marks.head_on_readable): chairs and the other
+    # head-on-unreadable assets are never its targets, in any class, so the category says
+    # nothing about the answer
+    asset = pick_target(ctx, cbd=k is None, head_on=True)
     scene = studio_scene(ctx, asset, granularity)
     backdrop = realistic_backdrop(ctx, scene)
     if k is None:
@@ -124,7 +128,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, attempt: int) ->
     else:
         cw = STEPS_DEG[k] + inside(ctx, -22.5, 22.5, margin_frac(ctx, 45.0) * 45.0 + 0.2)
     set_facing(scene, float(wrap180(cw)))  # facing == clockwise amount needed (mod 360)
-    record: dict[str, Any] = {"contract": studio_contract(ctx).to_dict(), "view": target_view(scene, asset)}
+    record: dict[str, Any] = {"contract": studio_contract(ctx).to_dict(),
+                              "view": target_view(scene, asset, head_on=True)}
     if scene.object("obj0").has_front:
         record["bin_margin"] = _margin(granularity, clockwise_needed(scene))
     check_readable(dict(record))  # geometry alone: a draw it rejects needs no colour render

@@ -91,7 +91,11 @@ def generate(ctx: TaskContext) -> list[Item]:
 
 
 def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
-    asset = pick_target(ctx, cbd=k is None)
+    # every class of this task may show the target head-on (facing, or facing away from, the
+    # camera), where no chair's front reads (marks.head_on_readable): chairs and the other
+    # head-on-unreadable assets are never its targets, in any class, so the category says
+    # nothing about the answer
+    asset = pick_target(ctx, cbd=k is None, head_on=True)
     scene = studio_scene(ctx, asset, "view")
     backdrop = realistic_backdrop(ctx, scene)
     scene.scene_id = ctx.scene_prefix
@@ -102,7 +106,7 @@ def _attempt(ctx: TaskContext, k: int | None, attempt: int) -> list[Item]:
     camera = scene.camera("main")
     marked, box, facts = render_boxed(ctx, scene)
     record: dict[str, Any] = {"objects": {"A": facts}, "contract": studio_contract(ctx).to_dict(),
-                              "view": target_view(scene, asset)}
+                              "view": target_view(scene, asset, head_on=True)}
     if obj.has_front:
         measured = camera_plane_angle(obj, camera)
         b = _bin_of(measured)
