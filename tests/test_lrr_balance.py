@@ -91,7 +91,7 @@ def test_unreadable_renders_resample_and_never_emit(env, tmp_path: Path, monkeyp
             return facts, probs + ["planted: target 10 visible px < 600"]
         return facts, probs
 
-    monkeypatch.setattr(objects, "named_facts", planted)
+    monkeypatch.setattr(common, "named_facts", planted)  # render_readable (lrr.common) calls it
     ctx = TaskContext(suite="lrr", task="obj_hd", index=0, root_seed=11, library=lib, renderer=renderer,
                       out_dir=tmp_path)
     items = registry.get_task("lrr", "obj_hd").generate(ctx)
@@ -99,7 +99,7 @@ def test_unreadable_renders_resample_and_never_emit(env, tmp_path: Path, monkeyp
     assert all(not it.metadata["readability"].get("planted") for it in items)
     assert len(ctx.scenes) == 2  # only the accepted layout's base and Clear frames are stored
 
-    monkeypatch.setattr(objects, "named_facts", lambda i, s, n: ({}, ["planted: always unreadable"]))
+    monkeypatch.setattr(common, "named_facts", lambda i, s, n: ({}, ["planted: always unreadable"]))
     ctx = TaskContext(suite="lrr", task="obj_hd", index=1, root_seed=11, library=lib, renderer=renderer,
                       out_dir=tmp_path / "never")
     with pytest.raises(SamplingError):
