@@ -35,7 +35,7 @@ from perspecta.suites.dori.prompts import (
     unstructured_prompt,
 )
 from perspecta.world import readability
-from perspecta.world.oracle import mask_bbox
+from perspecta.world.oracle import mask_bbox, signed_angle_xy
 from perspecta.world.scene import Camera, Scene
 
 SUITE = "dori"
@@ -273,8 +273,6 @@ def has_faces(asset_id: str, category: str, has_front: bool) -> bool:
 def face_square_deg(scene: Scene, object_id: str = "obj0", camera: str = "main") -> float:
     """Smallest ground-plane angle (0-45 degrees) between the line of sight and one of the
     object's four side axes (its +-X and +-Y): 0 = a side is square to the camera."""
-    from perspecta.world.oracle import signed_angle_xy
-
     obj, cam = scene.object(object_id), scene.camera(camera)
     a = abs(signed_angle_xy(np.asarray(cam.position, dtype=float) - obj.center(), obj.front_vector())) % 90.0
     return float(min(a, 90.0 - a))

@@ -315,6 +315,13 @@ COUNTER_TURN_DEG = (6.0, 10.0)
 COUNTER_REDRAWS = 6  # fresh counter-pans tried after a unit's first 200 layouts fail
 
 
+def _draw_counter_pans(rng: np.random.Generator, moves: list[str], turns: list[float]) -> None:
+    """Pan against every sideways move (right move, left turn: negative), in place."""
+    for k, m in enumerate(moves):
+        if m in _FLIP:
+            turns[k] = (-1.0 if m == "right" else 1.0) * float(rng.uniform(*COUNTER_TURN_DEG))
+
+
 def counter_step_ok(before: Camera, after: Camera, scene: Scene, move: str) -> bool:
     """Whether a sideways step of the counter form reads as intended: the far blocks all
     slide the way a move opposite to ``move`` would make them (the misleading glance
@@ -364,9 +371,7 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
     if form == "counter":
         if not any(m in _FLIP for m in moves):  # the form needs a sideways move to mislead
             moves[int(rng.integers(3))] = ("left", "right")[int(rng.integers(2))]
-        for k, m in enumerate(moves):
-            if m in _FLIP:  # pan against the move: right move, left turn (negative)
-                turns[k] = (-1.0 if m == "right" else 1.0) * float(rng.uniform(*COUNTER_TURN_DEG))
+        _draw_counter_pans(rng, moves, turns)
 
     def attempt() -> Scene | None:
         cam0 = raised_camera(rng, size, height=(2.0, 4.0), pitch=(12.0, 22.0))
@@ -392,22 +397,19 @@ def generate_ca_m(ctx: TaskContext) -> list[Item]:
             return None
         return scene
 
-    try:
-        scene = retry(attempt, 200 if form == "counter" else 30, "lrr ca_m")
-    except SamplingError:
-        if form != "counter":
-            raise
+    if form != "counter":
+        scene = retry(attempt, 30, "lrr ca_m")
+    else:
+        # a pan drawn too strong for its step leaves no layout whose nearest object still
+        # slides the honest way (DECISIVE_PARALLAX): after 200 failed layouts the pans are
+        # drawn again. Only units that failed redraw, so every unit that generated before is
+        # unchanged (seed 148216 stopped at its first unit).
         scene = None
-        # a pan drawn too strong for the step leaves no layout whose nearest object still
-        # slides the honest way (DECISIVE_PARALLAX): draw the counter-pans again. Only
-        # units that failed take this branch, so every unit that generated before does not
-        # change (seed 148216 stopped at its first unit before).
-        for _ in range(COUNTER_REDRAWS):
-            for k, m in enumerate(moves):
-                if m in _FLIP:
-                    turns[k] = (-1.0 if m == "right" else 1.0) * float(rng.uniform(*COUNTER_TURN_DEG))
+        for redraw in range(COUNTER_REDRAWS + 1):
+            if redraw:
+                _draw_counter_pans(rng, moves, turns)
             try:
-                scene = retry(attempt, 100, "lrr ca_m")
+                scene = retry(attempt, 100 if redraw else 200, "lrr ca_m")
                 break
             except SamplingError:
                 continue
