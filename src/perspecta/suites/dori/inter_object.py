@@ -185,7 +185,7 @@ STEPS = [
 
 def pair_margin_frac(ctx: TaskContext, granularity: str, bin_width: float) -> float:
     """DORI's bin margin (:func:`margin_frac`); the granular turn's narrow bins keep
-    :data:`PAIR_MARGIN_FRAC` (the coarse answer is held by its apparent margin instead)."""
+    :data:`PAIR_MARGIN_FRAC` (two readings whose errors add)."""
     frac = margin_frac(ctx, bin_width)
     return max(frac, PAIR_MARGIN_FRAC) if granularity == "granular" and bin_width <= NARROW_BIN_DEG else frac
 
@@ -207,13 +207,17 @@ def _target_yaw_b(ctx: TaskContext, scene: Scene, granularity: str, k: int) -> f
     return float(wrap360(heading_of(point_of(a) - point_of(b)) - r))
 
 
+def _coarse_bin(d: float) -> tuple[float, float]:
+    """Signed extent of the coarse class holding ``|yaw difference|`` ``d``."""
+    return next(sb for sb, (_, _, lo, hi) in zip(COARSE_SIGNED, COARSE) if lo <= d <= hi)
+
+
 def _margin(scene: Scene, granularity: str) -> dict[str, float]:
     """Distance of the realised answer from its bin's edges (readability record)."""
     a, b = scene.object("obj0"), scene.object("obj1")
     if granularity == "coarse":
         d = abs(yaw_difference(a, b))
-        lo, hi = next(sb for sb, (_, _, l0, h0) in zip(COARSE_SIGNED, COARSE) if l0 <= d <= h0)
-        return signed_bin_margin(d, lo, hi)
+        return signed_bin_margin(d, *_coarse_bin(d))
     r = rotation_to_face(b, a)
     text = granular_text(r)
     _, _, _, _, lo, hi = next(g for g in GRANULAR if g[1] == text)
@@ -236,8 +240,7 @@ def apparent_margin(scene: Scene, granularity: str = "coarse") -> dict[str, floa
     each time where this reading put them (-10, -14, -15)."""
     a, b = scene.object("obj0"), scene.object("obj1")
     if granularity == "coarse":
-        true_d = abs(yaw_difference(a, b))
-        lo, hi = next(sb for sb, (_, _, l0, h0) in zip(COARSE_SIGNED, COARSE) if l0 <= true_d <= h0)
+        lo, hi = _coarse_bin(abs(yaw_difference(a, b)))
         seen = yaw_difference(a, b) - line_of_sight_azimuth(scene, "obj1") + line_of_sight_azimuth(scene, "obj0")
         return signed_bin_margin(abs(float(wrap180(seen))), lo, hi)
     r = rotation_to_face(b, a)
@@ -350,8 +353,8 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
     contract = CONTRACT
     if k is not None:
         bm = _margin(scene, granularity)
-        contract = dataclasses.replace(contract, min_bin_margin_frac=pair_margin_frac(ctx, granularity, bm["bin_width"]))
-        contract = dataclasses.replace(contract, min_apparent_margin_frac=APPARENT_MARGIN_FRAC)
+        contract = dataclasses.replace(contract, min_bin_margin_frac=pair_margin_frac(ctx, granularity, bm["bin_width"]),
+                                       min_apparent_margin_frac=APPARENT_MARGIN_FRAC)
     record: dict[str, Any] = {"objects": objects, "contract": contract.to_dict(),
                               "view": {name: _view(scene, oid) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
     if k is not None:
