@@ -342,6 +342,28 @@ def test_equirect_lut_is_cached() -> None:
 PANO_CAM = Camera(position=(0, 0, 1.0), look_at=(0, 4, 1.0), projection="equirect", width=256, height=128)
 
 
+def test_face_coordinates_equal_the_matrix_product_and_einsum() -> None:
+    """The LUT's per-ray face and face-frame coordinates, taken component by component,
+    equal the matrix form they replace on random rays (axis-aligned and zero components
+    included) and on a panorama's own rays; only zero signs may differ."""
+    from perspecta.render.panorama import _FACE_AXES, _face_coordinates
+
+    rng = np.random.default_rng(3)
+    d = rng.normal(size=(50_000, 3))
+    d[rng.random(d.shape) < 0.05] = 0.0
+    d[:6] = np.concatenate([np.eye(3), -np.eye(3)])
+    d[6:10] = [[1.0, 1.0, 0.0], [-1.0, 0.0, 1.0], [0.0, -1.0, -1.0], [1.0, 1.0, 1.0]]
+    d = d[np.linalg.norm(d, axis=1) > 0]
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    face, pc = _face_coordinates(d)
+    want_face = np.argmax(d @ _FACE_AXES[:, 2, :].T, axis=1)
+    np.testing.assert_array_equal(face, want_face)
+    np.testing.assert_array_equal(pc, np.einsum("nij,nj->ni", _FACE_AXES[want_face], d))
+    lut = equirect_lut(64, 32, 16)  # every face used, forward component positive
+    assert set(np.unique(lut.nearest_index // (18 * 18))) == set(range(6))
+    assert (lut.ray_scale >= 1.0).all()
+
+
 def test_panorama_places_objects_by_longitude(renderer) -> None:
     objs = [
         SceneObject("right", "test:box", "box", Pose((3.0, 0.0, 0.0))),  # lon +90
