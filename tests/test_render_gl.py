@@ -388,6 +388,25 @@ def test_panorama_places_objects_by_longitude(renderer) -> None:
     assert abs(uv[0, 0] - 0.75 * w) < 1e-9
 
 
+def test_colour_only_render_draws_the_same_pixels_without_layers(renderer) -> None:
+    """``layers=False`` (PCSR's colour pass after its masks were measured) skips the id /
+    depth pass and returns the same rgb as a full render, perspective and panorama; its
+    empty layers make any use of them fail."""
+    objs = [SceneObject("a", "test:box", "box", Pose((3.0, 0.0, 0.0))),
+            SceneObject("b", "test:box", "box", Pose((0.0, 4.0, 0.0)), scale=0.5)]
+    scene = _scene(objs)
+    persp = Camera(position=(0, -3, 1.5), look_at=(1, 2, 0.5), width=96, height=64)
+    for cam in (PANO_CAM, persp):
+        full = renderer.render(scene, cam)
+        only = renderer.render(scene, cam, layers=False)
+        assert (full.instance > 0).any() and np.array_equal(only.rgb, full.rgb)
+        assert only.instance.shape == (0, 0) and only.depth.shape == (0, 0)
+        again = renderer.render(scene, cam)  # and a full render after it still has its layers
+        assert np.array_equal(again.instance, full.instance) and np.array_equal(again.depth, full.depth)
+    with pytest.raises(ValueError, match="nothing to draw"):
+        renderer.render(scene, persp, color=False, layers=False)
+
+
 def test_panorama_depth_is_euclidean(renderer) -> None:
     obj = SceneObject("a", "test:box", "box", Pose((0.0, 3.0, 0.0)), scale=1.0)
     res = renderer.render(_scene([obj]), PANO_CAM)

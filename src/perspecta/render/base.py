@@ -57,10 +57,12 @@ class Renderer(Protocol):
     @property
     def version(self) -> str: ...
 
-    def render(self, scene: Scene, camera: Camera, *, color: bool = True) -> RenderResult:
+    def render(self, scene: Scene, camera: Camera, *, color: bool = True, layers: bool = True) -> RenderResult:
         """Render ``camera`` (perspective or equirect, per ``camera.projection``).
         ``color=False``: the caller reads only ``depth`` / ``instance``; a renderer may skip
-        the colour work and return an empty ``rgb`` (the layers must not change)."""
+        the colour work and return an empty ``rgb`` (the layers must not change).
+        ``layers=False``: the caller reads only ``rgb``; a renderer may skip the layers and
+        return them empty (the rgb must not change)."""
         ...
 
     def close(self) -> None: ...

@@ -122,7 +122,8 @@ class BlenderRenderer:
         return f"bpy-{self._bpy.app.version_string}/cycles-cpu"
 
     # ------------------------------------------------------------------ public API
-    def render(self, scene: Scene, camera: Camera, *, color: bool = True) -> RenderResult:  # noqa: ARG002 (always renders colour)
+    def render(self, scene: Scene, camera: Camera, *, color: bool = True,  # noqa: ARG002 (always renders all)
+               layers: bool = True) -> RenderResult:
         """Render ``camera`` of ``scene``: perspective pinhole or native equirect panorama."""
         if camera.width <= 0 or camera.height <= 0:
             raise ValueError(f"camera size must be positive, got {camera.width}x{camera.height}")

@@ -238,6 +238,11 @@ class _Draw:
         return _world_box(self)
 
 
+# what a colour-only render (``layers=False``) returns for its layers: empty, so a use fails
+_NO_DEPTH = np.zeros((0, 0), dtype=np.float32)
+_NO_INSTANCE = np.zeros((0, 0), dtype=np.int32)
+
+
 @dataclass
 class _Frame:
     rgb: np.ndarray
@@ -516,14 +521,19 @@ class GLRenderer:
         return t
 
     # --------------------------------------------------------------- rendering
-    def render(self, scene: Scene, camera: Camera, *, color: bool = True) -> RenderResult:
+    def render(self, scene: Scene, camera: Camera, *, color: bool = True, layers: bool = True) -> RenderResult:
         """Render ``camera`` (perspective or equirect) of ``scene``.
 
         ``color=False`` renders the depth / instance layers only (no shadow map, colour
         pass or resolve: about a tenth of the work) for callers that read only masks; its
         ``rgb`` is an empty (0, 0, 3) array so that using it fails at once. The layers are
-        bit-identical to a full render's."""
+        bit-identical to a full render's. ``layers=False`` is the converse, for a caller
+        that measured the masks already and wants the picture: no id / depth pass (nor,
+        for a panorama, their remap), and empty (0, 0) ``depth`` and ``instance``; the
+        rgb is bit-identical to a full render's."""
         _check_camera(camera)
+        if not (color or layers):
+            raise ValueError("render: nothing to draw (color=False and layers=False)")
         timing.count(f"render {camera.width}x{camera.height} {camera.projection}" + ("" if color else " ids"))
         # the bench re-renders colour frames only: copying mask-only ones was measured cost
         if color and timing.collecting():  # a copy: tasks may edit a scene after rendering it
@@ -532,16 +542,17 @@ class GLRenderer:
             timing.note("frames", (copy.deepcopy(scene), camera, color))
         # several renderers (contexts) may live in one process: make ours current
         with timing.stage("render.setup"), self._context():
-            return self._render(scene, camera, color)
+            return self._render(scene, camera, color, layers)
 
-    def _render(self, scene: Scene, camera: Camera, color: bool = True) -> RenderResult:
+    def _render(self, scene: Scene, camera: Camera, color: bool = True, layers: bool = True) -> RenderResult:
         draws = self._draws(scene)
         try:
-            return self._render_draws(scene, camera, draws, color)
+            return self._render_draws(scene, camera, draws, color, layers)
         finally:
             self._trim_mesh_cache(draws)
 
-    def _render_draws(self, scene: Scene, camera: Camera, draws: list[_Draw], color: bool = True) -> RenderResult:
+    def _render_draws(self, scene: Scene, camera: Camera, draws: list[_Draw], color: bool = True,
+                      layers: bool = True) -> RenderResult:
         static = self._static_mesh(scene)
         if color:  # make the textures before any pass (see _Skin), not between two draws
             for gm in [dr.mesh for dr in draws] + ([static] if static is not None else []):
@@ -550,6 +561,7 @@ class GLRenderer:
                         part[3].get(self._ctx)
         # the near/far planes come from the scene bounds, with or without colour
         light = self._lighting(scene, draws) if color else {"bounds": _scene_bounds(scene, draws), "color": False}
+        light["layers"] = layers
         if camera.projection == "perspective":
             view = _View(
                 camera.rotation_world_to_cam(),
@@ -559,8 +571,7 @@ class GLRenderer:
                 camera.height,
             )
             fr = self._render_view(scene, view, draws, static, light)
-            depth = fr.zcam
-            return RenderResult(fr.rgb, depth, fr.inst)
+            return RenderResult(fr.rgb, fr.zcam, fr.inst)
         return self._render_equirect(scene, camera, draws, static, light)
 
     def _render_equirect(
@@ -581,6 +592,8 @@ class GLRenderer:
         color = light.get("color", True)
         with timing.stage("panorama.remap"):
             lut = panorama.equirect_lut(camera.width, camera.height, face, pad)
+            if not light["layers"]:  # colour only: no layers were drawn
+                return RenderResult(panorama.remap_colour(lut, np.stack(rgbs)), _NO_DEPTH.copy(), _NO_INSTANCE.copy())
             rgb, depth, inst = panorama.remap_faces(lut, np.stack(rgbs) if color else None, np.stack(zs),
                                                     np.stack(insts))
         if rgb is None:
@@ -808,6 +821,9 @@ class GLRenderer:
             mark = timing.stop(mark, "render.color")
         else:
             rgb = np.zeros((0, 0, 3), dtype=np.uint8)
+
+        if not light.get("layers", True):  # the caller wants the picture only
+            return _Frame(rgb, _NO_DEPTH.copy(), _NO_INSTANCE.copy())
 
         # --- id / depth pass at 1x (pixel centres = output pixel centres)
         id_key = _id_pass_key(view, view_proj, static, scene.room is not None, draws)

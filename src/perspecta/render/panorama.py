@@ -210,6 +210,20 @@ def equirect_lut(width: int, height: int, face_size: int, pad: int = 1) -> Equir
     return EquirectLUT(index, weight, matrix, nearest, ray_scale, width, height, face_size, pad)
 
 
+def remap_colour(lut: EquirectLUT, rgb: np.ndarray) -> np.ndarray:
+    """Stacked padded colour faces (6, P, P, 3) -> the panorama's rgb (bilinear): the
+    colour part of :func:`remap_faces`, alone for a render that wants no layers."""
+    p = lut.face_size + 2 * lut.pad
+    if rgb.shape != (6, p, p, 3):
+        raise ValueError(f"faces must be (6, {p}, {p}, 3); got {rgb.shape}")
+    # scipy's CSR x vector is much faster than x (M, 3) or than fancy-indexing rows
+    channels = np.ascontiguousarray(rgb.reshape(-1, 3).T, dtype=np.float32)
+    flat = np.empty((lut.height * lut.width, 3), dtype=np.uint8)
+    for c in range(3):
+        flat[:, c] = np.clip(np.rint(lut.matrix @ channels[c]), 0, 255)
+    return flat.reshape(lut.height, lut.width, 3)
+
+
 def remap_faces(
     lut: EquirectLUT, rgb: np.ndarray | None, zcam: np.ndarray, instance: np.ndarray
 ) -> tuple[np.ndarray | None, Callable[[], np.ndarray], np.ndarray]:
@@ -229,14 +243,7 @@ def remap_faces(
     if (rgb is not None and rgb.shape != (6, p, p, 3)) or zcam.shape != (6, p, p) or instance.shape != (6, p, p):
         got = None if rgb is None else rgb.shape
         raise ValueError(f"faces must be (6, {p}, {p}[, 3]); got {got}, {zcam.shape}")
-    out_rgb = None
-    if rgb is not None:
-        # scipy's CSR x vector is much faster than x (M, 3) or than fancy-indexing rows
-        channels = np.ascontiguousarray(rgb.reshape(-1, 3).T, dtype=np.float32)
-        flat = np.empty((lut.height * lut.width, 3), dtype=np.uint8)
-        for c in range(3):
-            flat[:, c] = np.clip(np.rint(lut.matrix @ channels[c]), 0, 255)
-        out_rgb = flat.reshape(lut.height, lut.width, 3)
+    out_rgb = None if rgb is None else remap_colour(lut, rgb)
     z_flat = zcam.reshape(-1)
     hit = np.isfinite(z_flat)
     # background gets id -1 so "all taps share the nearest id" also means "all hit"

@@ -45,10 +45,10 @@ class RenderLog:
         self._renderer = renderer
         self._renders: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=KEEP)
 
-    def render(self, scene: Any, camera: Any, *, color: bool = True) -> Any:
+    def render(self, scene: Any, camera: Any, *, color: bool = True, layers: bool = True) -> Any:  # noqa: ARG002
         if not color:  # a mask-only render is never saved, so it is not remembered
             return self._renderer.render(scene, camera, color=False)
-        result = self._renderer.render(scene, camera)
+        result = self._renderer.render(scene, camera)  # always with layers: the depth is the point
         self._renders.append((result.rgb, result.depth))
         return result
 

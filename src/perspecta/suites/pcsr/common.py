@@ -342,8 +342,11 @@ def render_pano(ctx: TaskContext, scene: Scene, *, color: bool = True) -> tuple[
 def pano_rgb(ctx: TaskContext, scene: Scene) -> np.ndarray:
     """The colour panorama of ``scene`` (whose masks :func:`render_pano` measured): the
     renderer's output does not depend on what it drew before, so drawing it after the
-    question was decided gives the pixels an eager render gave."""
-    return ctx.renderer.render(scene, scene.camera("pano")).rgb
+    question was decided gives the pixels an eager render gave. Its layers are not drawn
+    (the masks were measured; a room's mask read from the cache was drawn by another
+    render, so this one could not reuse it), except with ``--with-depth``, whose depth
+    file is found from the render the image came from."""
+    return ctx.renderer.render(scene, scene.camera("pano"), layers=ctx.with_depth).rgb
 
 
 def optimistic(scene: Scene) -> Pano:
