@@ -413,16 +413,16 @@ def test_render_readable_draws_colour_only_for_a_readable_view() -> None:
     with GLRenderer(lib) as r:
         plain_render = r.render
 
-        def counted(s, c, *, color=True):  # type: ignore[no-untyped-def]
-            calls.append(color)
-            return plain_render(s, c, color=color)
+        def counted(s, c, *, color=True, layers=True):  # type: ignore[no-untyped-def]
+            calls.append((color, layers))
+            return plain_render(s, c, color=color, layers=layers)
 
-        ctx = SimpleNamespace(renderer=SimpleNamespace(render=counted))
+        ctx = SimpleNamespace(renderer=SimpleNamespace(render=counted), with_depth=False)
         assert render_readable(ctx, scene, far, {"box": "target"}) is None
-        assert calls == [False]
+        assert calls == [(False, True)]
         rgb, facts = render_readable(ctx, scene, near, {"box": "target"})
         want = plain_render(scene, near)
-    assert calls == [False, False, True]
+    assert calls == [(False, True), (False, True), (True, False)]  # the colour pass draws no layers
     assert np.array_equal(rgb, want.rgb)
     assert facts == named_facts(want.instance, scene, {"box": "target"})[0]
 

@@ -128,12 +128,13 @@ def named_facts(instance: np.ndarray, scene: Scene, names: dict[str, str]) -> tu
 def render_readable(ctx: Any, scene: Scene, camera: Any, names: dict[str, str]) -> tuple[np.ndarray, dict[str, Any]] | None:
     """(colour image, :func:`named_facts`) of ``camera``'s view, or None when a named
     object breaks the contract. The masks decide first, so a rejected layout costs no
-    colour pass; the colour render of a kept one reuses those masks' id pass."""
+    colour pass; the colour render of a kept one draws no layers (the masks are measured;
+    with ``--with-depth`` it does: the depth file is found from it)."""
     masks = ctx.renderer.render(scene, camera, color=False)
     facts, probs = named_facts(masks.instance, scene, names)
     if probs:
         return None
-    return ctx.renderer.render(scene, camera).rgb, facts
+    return ctx.renderer.render(scene, camera, layers=ctx.with_depth).rgb, facts
 
 
 def labelled_images(n: int) -> str:

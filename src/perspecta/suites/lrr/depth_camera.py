@@ -137,7 +137,10 @@ def _frames(scene: Scene, n: int) -> list[Camera]:
 
 
 def _render_frames(ctx: TaskContext, scene: Scene, n: int) -> list[str]:
-    return [ctx.save_image(ctx.renderer.render(scene, c).rgb, c.name) for c in _frames(scene, n)]
+    """Render and save the first ``n`` frames; only their colour is read, so no id / depth
+    layers are drawn (but with ``--with-depth``, whose depth file comes from the render)."""
+    return [ctx.save_image(ctx.renderer.render(scene, c, layers=ctx.with_depth).rgb, c.name)
+            for c in _frames(scene, n)]
 
 
 def _renamed(cams: list[Camera]) -> list[Camera]:
