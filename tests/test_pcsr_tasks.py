@@ -620,15 +620,14 @@ def test_panoramas_are_drawn_in_colour_only_when_kept(tmp_path: Path, monkeypatc
     from perspecta.dataset.io import scene_from_record
     from perspecta.render.gl import GLRenderer
 
-    colour, layers = [], []
+    colour, drawn_layers = [], []
     plain = GLRenderer.render
 
     def counted(self, scene, camera, *, color=True, layers=True):  # type: ignore[no-untyped-def]
         colour.append(color)
-        layers_drawn.append(layers)
+        drawn_layers.append(layers)
         return plain(self, scene, camera, color=color, layers=layers)
 
-    layers_drawn = layers
     monkeypatch.setattr(GLRenderer, "render", counted)
     tasks = ["pcsr/counting", "pcsr/relative_distance", "pcsr/ego_distortion"]
     out = tmp_path / "ds"
@@ -637,7 +636,8 @@ def test_panoramas_are_drawn_in_colour_only_when_kept(tmp_path: Path, monkeypatc
     assert stored and sum(colour) == len(stored) < len(colour)
     # the colour pass draws no id / depth layers (the masks were measured before it);
     # every mask-only render draws them
-    assert all(not lay for c, lay in zip(colour, layers) if c) and all(lay for c, lay in zip(colour, layers) if not c)
+    assert all(not lay for c, lay in zip(colour, drawn_layers) if c)
+    assert all(lay for c, lay in zip(colour, drawn_layers) if not c)
     monkeypatch.setattr(GLRenderer, "render", plain)
     scenes = {json.loads(line)["scene_id"]: json.loads(line) for line in (out / "scenes.jsonl").read_text().splitlines()}
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
