@@ -282,3 +282,22 @@ def test_score_of_an_empty_log_is_an_error_like_report(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["score", str(tmp_path), "--json", str(tmp_path / "s.json")])
     assert result.exit_code == 2 and "no scored records" in result.output
     assert not (tmp_path / "s.json").exists()
+
+
+def test_pcsr_strict_and_relaxed_do_not_credit_an_estimate_or_bound_as_a_count() -> None:
+    """Round 6: normalisation dropped the "+" of "3+" and the "~" of "~3" (strict matches for 3),
+    and the relaxed substring read the 3 inside "about 3" / "at most 3"; the harness grammar reads
+    none of these as a count. The GRPO accuracy reward (the relaxed matcher) must not pay them."""
+    from perspecta.suites.pcsr.rewards import accuracy_reward
+    from perspecta.suites.pcsr.scoring import score_response
+
+    md = {"candidates": [str(i) for i in range(11)]}
+    for reply in ("3+", "~3", ">3", "≈3", "3?", "<answer>3+</answer>", "about 3", "roughly three",
+                  "at most 3", "over 3", "3 or more", "3 or so", "up to 3", "around 3 chairs"):
+        assert score_response(reply, "3", md, "open") == {"strict": 0.0, "relaxed": 0.0}, reply
+    for reply in ("3", "<answer>3</answer>", "three", "3 chairs", "There are 3 chairs."):
+        assert score_response(reply, "3", md, "open")["relaxed"] == 1.0, reply
+    assert score_response("3", "3", md, "open")["strict"] == 1.0
+    rewards = accuracy_reward(["<think>x</think><answer>3+</answer>", "<think>x</think><answer>3</answer>"],
+                              answer=["3", "3"], answer_type=["open", "open"])
+    assert rewards == [0.0, 1.0]
