@@ -301,3 +301,38 @@ def test_pcsr_strict_and_relaxed_do_not_credit_an_estimate_or_bound_as_a_count()
     rewards = accuracy_reward(["<think>x</think><answer>3+</answer>", "<think>x</think><answer>3</answer>"],
                               answer=["3", "3"], answer_type=["open", "open"])
     assert rewards == [0.0, 1.0]
+
+
+def test_one_annotator_shows_no_sd(tmp_path: Path) -> None:
+    """Round 6: the leaderboard's Human row and the human section printed "50.0 ± 0.0" for a single
+    annotator — a spread no one measured. With one annotator the SD is absent; with two it is shown."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections import human as human_section
+    from perspecta.report.sections.overview import leaderboard
+
+    registry.load_builtin_suites()
+
+    def rec(model: str, i: int, correct: bool) -> dict:
+        return {"item_id": f"lrr/position/base/{i:06d}", "suite": "lrr", "task": "position", "subtype": "left_right",
+                "model": model, "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no",
+                "correct": correct, "answer_type": "yesno", "n_options": 0, "latency_s": 2.0, "dataset": "d"}
+
+    def rows_for(annotators: dict[str, list[bool]]):
+        lines = [rec("m", i, True) for i in range(2)]
+        lines += [rec(f"human:{a}", i, c) for a, cs in annotators.items() for i, c in enumerate(cs)]
+        path = tmp_path / "results.jsonl"
+        path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+        agg = aggregate([path], set(registry.suites()))
+        models = [s for s in agg.runs.values() if not s.is_human]
+        ctx = Context(agg=agg, runs=[summarize_run(s) for s in models], states=models,
+                      human=[s for s in agg.runs.values() if s.is_human], options=ReportOptions(), out=tmp_path,
+                      files=[path])
+        (board,) = [b for b in leaderboard(ctx).blocks if b.slug == "leaderboard"]
+        human_row = [r for r in board.rows if r[0].startswith("Human")][0]
+        (sub_table,) = [b for b in human_section.build(ctx).blocks if b.slug == "human-subtypes"]
+        return human_row, sub_table.rows[0]
+
+    row, sub = rows_for({"ann1": [True, False]})
+    assert "±" not in " ".join(row) and row[3] == "50.0" and sub[2] == "50.0", (row, sub)
+    row, sub = rows_for({"ann1": [True, False], "ann2": [True, True]})
+    assert row[3] == "75.0 ± 35.4 (SD)" and sub[2] == "75.0 ± 35.4", (row, sub)

@@ -12,7 +12,7 @@ from scipy import stats
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import is_baseline, kappa_of, mean_sd, repeat_error_bars
+from perspecta.report.sections.common import is_baseline, kappa_of, mean_sd, pm, repeat_error_bars
 from perspecta.report.tables import DASH, Table, asked, asked_of, num, pct, signed
 from perspecta.suites.spin.metrics import PATTERNS
 
@@ -121,7 +121,7 @@ def _augmentation(ctx: Context, sec: Section, pairs) -> None:
                 per_key[k].append(100 * bp[k])
     stats_ = [mean_sd(per_key[k]) for k in keys]
     table.rows.append(["mean ± SD over model runs (baselines left out)",
-                       *[f"{m:.1f} ± {s:.1f}" if m is not None else DASH for m, s in stats_]])
+                       *[pm(m, s, scale=1.0) for m, s in stats_]])
     sec.blocks.append(table)
     path, fig = ctx.figure("spin-augmentation", "Consistency by augmentation pair, mean ± SD over model runs (Fig. 36)")
     figures.grouped_bars(keys, {"runs": [m or 0.0 for m, _ in stats_]}, fig.title, "consistency %", path,
