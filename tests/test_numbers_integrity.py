@@ -336,3 +336,39 @@ def test_one_annotator_shows_no_sd(tmp_path: Path) -> None:
     assert "±" not in " ".join(row) and row[3] == "50.0" and sub[2] == "50.0", (row, sub)
     row, sub = rows_for({"ann1": [True, False], "ann2": [True, True]})
     assert row[3] == "75.0 ± 35.4 (SD)" and sub[2] == "75.0 ± 35.4", (row, sub)
+
+
+def test_psychometric_curves_count_items_not_repeats(tmp_path: Path) -> None:
+    """Round 6: with --repeats R the curves' Wilson intervals and the slope's likelihood-ratio test
+    took the R copies of a temperature-0 answer as R x more evidence. 4 items per knob value with
+    1,2,2,3,3 right are flat (LR p = 0.11); the same answers repeated 6 times read "≥ 75% above 3.58"
+    (p = 1e-4). Taken at the items, 6 repeats read as 1 does."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections import curves
+
+    registry.load_builtin_suites()
+    right = {0.0: 1, 1.0: 2, 2.0: 2, 3.0: 3, 4.0: 3}
+
+    def rows(repeats: int) -> list[str]:
+        lines = []
+        for rep in range(repeats):
+            for x, k in right.items():
+                for j in range(4):
+                    ok = j < k
+                    lines.append({"item_id": f"spin/mental_rotation/base/{int(x)}{j}", "suite": "spin",
+                                  "task": "mental_rotation", "model": "m", "answer": "A", "status": "ok",
+                                  "prediction": "A" if ok else "B", "correct": ok, "n_options": 4,
+                                  "answer_type": "mcq", "repeat": rep, "dataset": "d",
+                                  "metadata": {"knobs": {"gap": x}}})
+        path = tmp_path / f"r{repeats}.jsonl"
+        path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+        agg = aggregate([path], set(registry.suites()))
+        states = list(agg.runs.values())
+        ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                      options=ReportOptions(), out=tmp_path, files=[path])
+        (table,) = [b for b in curves.build(ctx).blocks if hasattr(b, "rows")]
+        return table.rows[0]
+
+    one, six = rows(1), rows(6)
+    assert one[-1] == "flat" and six[-1] == "flat", (one, six)
+    assert six[1].startswith(one[1].split(" (n=")[0]) and "n=4 × 6 repeats" in six[1], (one[1], six[1])

@@ -53,9 +53,10 @@ class RunState:
     _cells: dict[tuple[str, str, int], list[float]] | None = None
     suites: dict[str, Accumulator] = field(default_factory=dict)  # suite -> its spec's metric accumulator
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0]))
-    # (suite, task, knob, value) -> [n, correct, sum of chance rates]: psychometric curves, every
-    # asked record (failed and unparsed count wrong, as in the headline accuracy)
-    knobs: dict[tuple[str, str, str, float], list[float]] = field(default_factory=dict)
+    # (suite, task, knob, value) -> [n, correct, sum of chance rates, {repeat: n}]: psychometric
+    # curves, every asked record (failed and unparsed count wrong, as in the headline accuracy); the
+    # per-repeat counts give the number of items behind the n records (repeats are not new items)
+    knobs: dict[tuple[str, str, str, float], list[Any]] = field(default_factory=dict)
 
     @property
     def is_human(self) -> bool:
@@ -147,7 +148,7 @@ class Aggregator:
         st.classes[cls] = st.classes.get(cls, 0) + 1
         knobs = md.get("knobs")
         if knobs:
-            _count_knobs(st, suite, task, knobs, answered and correct, n_opt, answer_type)
+            _count_knobs(st, suite, task, knobs, answered and correct, n_opt, answer_type, repeat)
         if st.is_human and answered and r.get("latency_s") is not None:
             lat = st.latency[f"{suite}/{task}/{subtype}"]
             lat[0] += float(r["latency_s"])
@@ -168,9 +169,10 @@ class Aggregator:
 
 
 def _count_knobs(st: RunState, suite: str, task: str, knobs: dict[str, Any], correct: bool, n_opt: int,
-                 answer_type: str) -> None:
+                 answer_type: str, repeat: int = 0) -> None:
     """Count the record at each numeric knob value it was generated with (non-numbers are skipped:
-    a curve needs an axis). Chance: 1/2 for yes/no, 1/k for k options, 0 for open answers."""
+    a curve needs an axis). Chance: 1/2 for yes/no, 1/k for k options, 0 for open answers. The
+    record's repeat is counted too, so the curves can take their intervals at the items."""
     chance = 0.5 if answer_type == "yesno" else 1.0 / n_opt if n_opt else 0.0
     for name, value in knobs.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -178,10 +180,11 @@ def _count_knobs(st: RunState, suite: str, task: str, knobs: dict[str, Any], cor
         key = (suite, task, str(name), float(value))
         c = st.knobs.get(key)
         if c is None:
-            c = st.knobs[key] = [0, 0, 0.0]
+            c = st.knobs[key] = [0, 0, 0.0, {}]
         c[0] += 1
         c[1] += correct
         c[2] += chance
+        c[3][repeat] = c[3].get(repeat, 0) + 1
 
 
 def _record_key(r: dict[str, Any]) -> tuple[Any, ...]:
