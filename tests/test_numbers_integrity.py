@@ -372,3 +372,37 @@ def test_psychometric_curves_count_items_not_repeats(tmp_path: Path) -> None:
     one, six = rows(1), rows(6)
     assert one[-1] == "flat" and six[-1] == "flat", (one, six)
     assert six[1].startswith(one[1].split(" (n=")[0]) and "n=4 × 6 repeats" in six[1], (one[1], six[1])
+
+
+def test_report_refuses_to_mix_one_model_evaluated_two_ways(tmp_path: Path) -> None:
+    """Round 6: `perspecta report A B` where B re-evaluated some of A's items with other settings
+    (e.g. --image-max-side 256 --limit 1) let B's records silently replace A's: one row mixing two
+    evaluations, its Runs entry describing only B. Now refused, naming both files; a copied folder
+    (the same requests) and a resumed run within one log still read as before."""
+    import pytest
+
+    from perspecta.report.load import ReportInputError
+
+    registry.load_builtin_suites()
+
+    def rec(i: int, key: str, correct: bool) -> dict:
+        return {"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": "openai:m",
+                "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no", "correct": correct,
+                "answer_type": "yesno", "dataset": "d", "request_key": key}
+
+    def write(name: str, lines: list[dict]) -> Path:
+        path = tmp_path / name / "results.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+        return path
+
+    native = write("native", [rec(i, f"native{i}", i % 2 == 0) for i in range(4)])
+    small = write("small", [rec(0, "small0", False)])  # item 0 again, at another image size
+    with pytest.raises(ReportInputError, match="is in both"):
+        aggregate([native, small], set(registry.suites()))
+    copy = write("copy", [rec(0, "native0", True)])  # the same request: a copied folder
+    (st,) = aggregate([native, copy], set(registry.suites())).runs.values()
+    assert (summarize_run(st)["n"], summarize_run(st)["correct"]) == (4, 2)
+    resumed = write("resumed", [rec(0, "r0", False), rec(1, "r1", True), rec(0, "r0b", True)])
+    (st,) = aggregate([resumed], set(registry.suites())).runs.values()
+    assert (summarize_run(st)["n"], summarize_run(st)["correct"]) == (2, 2)

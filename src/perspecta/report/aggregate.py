@@ -228,6 +228,7 @@ def aggregate(files: Iterable[Path], known_suites: set[str], *, per_item: bool =
         return agg
     agg = Aggregator(per_item=per_item)
     owner: dict[int, tuple[Any, ...]] = {}
+    source: dict[int, tuple[Path, int, str]] = {}
     for line in iter_lines(files, known_suites):
         r = line.record
         h = _record_key_hash(r)
@@ -236,6 +237,26 @@ def aggregate(files: Iterable[Path], known_suites: set[str], *, per_item: bool =
             if owner.setdefault(h, key) != key:  # two different keys, one 64-bit hash: never guess
                 raise ReportInputError(f"{line.path}:{line.lineno}: record key hash collision; report cannot "
                                        "tell replaced records apart (please report this)")
+            _same_evaluation(source, h, line)
         if line.index not in superseded:
             agg.add(r)
     return agg
+
+
+def _same_evaluation(source: dict[int, tuple[Path, int, str]], h: int, line: Any) -> None:
+    """Refuse a record that would replace one of another results log made another way.
+
+    Within one log a later record of the same key is a resumed run's re-ask. Across logs it
+    is another evaluation — the same model at another image size, or an import beside an
+    eval — and letting the last file win silently mixed the two into one row (some items
+    answered one way, some the other) whose *Runs* entry described only one of them. The
+    same request in two logs (a copied folder) is the same answer and is let through."""
+    rk = line.record.get("request_key") or ""
+    first = source.setdefault(h, (line.path, line.lineno, rk))
+    if first[0] != line.path and not (rk and rk == first[2]):
+        r = line.record
+        raise ReportInputError(
+            f"{r['model']} ({r.get('prompt_mode', 'direct')}) item {r['item_id']} (repeat {int(r.get('repeat', 0))}) "
+            f"is in both {first[0]}:{first[1]} and {line.path}:{line.lineno}, asked another way (other settings, "
+            "prompts or an import): a report reads one record per item, so it would mix the two evaluations; "
+            "report the folders separately")
