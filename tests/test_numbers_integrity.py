@@ -406,3 +406,26 @@ def test_report_refuses_to_mix_one_model_evaluated_two_ways(tmp_path: Path) -> N
     resumed = write("resumed", [rec(0, "r0", False), rec(1, "r1", True), rec(0, "r0b", True)])
     (st,) = aggregate([resumed], set(registry.suites())).runs.values()
     assert (summarize_run(st)["n"], summarize_run(st)["correct"]) == (2, 2)
+
+
+def test_missing_items_of_one_suite_are_not_hidden_by_another_suites_records(tmp_path: Path) -> None:
+    """Round 6: `eval --suite spin` (complete), then `eval --suite lrr` into the same folder killed
+    before its last record. The run file asks lrr's items; the check compared every record of the
+    run (spin's too) with that count, found enough, and lrr read 1 of 1 instead of 1 of 2."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.run import evaluate
+
+    ds = tmp_path / "ds"
+    generate_dataset(ds, GenerationConfig(suites=["spin", "lrr"], n=2, seed=3,
+                                          tasks=["spin/mental_rotation", "lrr/pos"]))
+    out = tmp_path / "res"
+    evaluate(ds, "baseline:oracle", out, progress=False, suites=["spin"])
+    evaluate(ds, "baseline:oracle", out, progress=False, suites=["lrr"])
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["suite"] == "lrr"
+    (out / "results.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # the lrr run was killed
+    result = CliRunner().invoke(app, ["score", str(out), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads((tmp_path / "s.json").read_text())["runs"]
+    lrr = run["by_suite"]["lrr"]
+    assert (lrr["n"], lrr["failed"], run["missing"]) == (2, 1, 1), (lrr, run["missing"])
