@@ -429,3 +429,22 @@ def test_missing_items_of_one_suite_are_not_hidden_by_another_suites_records(tmp
     (run,) = json.loads((tmp_path / "s.json").read_text())["runs"]
     lrr = run["by_suite"]["lrr"]
     assert (lrr["n"], lrr["failed"], run["missing"]) == (2, 1, 1), (lrr, run["missing"])
+
+
+def test_a_prompt_mode_killed_before_its_first_record_is_shown_failed(tmp_path: Path) -> None:
+    """Round 6: `eval --prompt-mode direct --prompt-mode cot` killed before any cot record: the cot
+    run vanished from score and report (no row, no note) although its run file asked it."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.run import evaluate
+
+    ds = tmp_path / "ds"
+    generate_dataset(ds, GenerationConfig(suites=["lrr"], n=2, seed=3, tasks=["lrr/pos"]))
+    out = tmp_path / "res"
+    evaluate(ds, "baseline:oracle", out, progress=False, prompt_modes=["direct", "cot"])
+    lines = [ln for ln in (out / "results.jsonl").read_text().splitlines() if json.loads(ln)["prompt_mode"] != "cot"]
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(app, ["score", str(out), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    runs = {r["prompt_mode"]: r for r in json.loads((tmp_path / "s.json").read_text())["runs"]}
+    assert set(runs) == {"direct", "cot"}, runs.keys()
+    assert (runs["cot"]["n"], runs["cot"]["failed"], runs["cot"]["missing"]) == (len(lines),) * 3

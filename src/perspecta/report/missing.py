@@ -66,7 +66,10 @@ def add_missing(agg: Aggregator, files: list[Path], infos: dict[tuple[str, str],
         items, modes, repeats = exp
         for mode in modes:
             st = agg.runs.get((model, mode, fingerprint))
-            if st is None or st.is_human:
+            if st is None:  # asked, never answered once (killed before its first record): every item
+                short[(model, mode, fingerprint)] = (items, repeats)  # is missing, not the run dropped
+                continue
+            if st.is_human:
                 continue
             # != rather than <: records beyond the selection (an earlier, larger --limit) can make up
             # the count while items of the selection are missing; the key pass below decides
