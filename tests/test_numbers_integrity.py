@@ -448,3 +448,26 @@ def test_a_prompt_mode_killed_before_its_first_record_is_shown_failed(tmp_path: 
     runs = {r["prompt_mode"]: r for r in json.loads((tmp_path / "s.json").read_text())["runs"]}
     assert set(runs) == {"direct", "cot"}, runs.keys()
     assert (runs["cot"]["n"], runs["cot"]["failed"], runs["cot"]["missing"]) == (len(lines),) * 3
+
+
+def test_mode_deltas_compare_modes_on_one_dataset(tmp_path: Path) -> None:
+    """Round 6: LRR's direct-vs-reasoning table (and SpinBench's CoT Δ) keyed runs by model alone, so a
+    model's direct run on one dataset was the baseline of its cot run on another (other items)."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.suites.lrr import report as lrr_report
+
+    registry.load_builtin_suites()
+    lines = []
+    for ds, mode, correct in (("d1", "direct", True), ("d2", "cot", False)):
+        for i in range(4):
+            lines.append({"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": "m",
+                          "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no",
+                          "correct": correct, "answer_type": "yesno", "prompt_mode": mode, "dataset": ds})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    sec = lrr_report.build(ctx)
+    assert not [b for b in sec.blocks if getattr(b, "slug", "") == "lrr-modes"], "a Δ across two datasets"

@@ -168,12 +168,13 @@ def _task_kappa(run) -> dict[str, float | None]:
 
 
 def _cot(ctx: Context, sec: Section, pairs) -> None:
-    by_model: dict[str, dict[str, dict]] = defaultdict(dict)
+    # per (model, dataset): on two datasets, one's direct run is no baseline for the other's cot run
+    by_model: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for run, _ in pairs:
-        by_model[run["model"]][run["prompt_mode"]] = run
+        by_model[(run["model"], run.get("dataset", ""))][run["prompt_mode"]] = run
     table = Table("spin-cot-delta", f"κ per task: {BASELINE_MODE} vs other prompt modes, Δ = mode − {BASELINE_MODE} "
                   "(Table 2)", ["model", "mode", "task", f"κ {BASELINE_MODE}", "κ mode", "Δ"])
-    for model, modes in sorted(by_model.items()):
+    for _key, modes in sorted(by_model.items()):
         if BASELINE_MODE not in modes:
             continue
         base = _task_kappa(modes[BASELINE_MODE])
@@ -183,7 +184,7 @@ def _cot(ctx: Context, sec: Section, pairs) -> None:
             other = _task_kappa(run)
             for task in sorted(set(base) & set(other)):
                 b, o = base[task], other[task]
-                table.rows.append([model, mode, task, num(b), num(o),
+                table.rows.append([ctx.label(run), mode, task, num(b), num(o),
                                    signed(None if b is None or o is None else o - b)])
     if table.rows:
         sec.blocks.append(table)
