@@ -471,3 +471,24 @@ def test_mode_deltas_compare_modes_on_one_dataset(tmp_path: Path) -> None:
                   options=ReportOptions(), out=tmp_path, files=[path])
     sec = lrr_report.build(ctx)
     assert not [b for b in sec.blocks if getattr(b, "slug", "") == "lrr-modes"], "a Δ across two datasets"
+
+
+def test_pcsr_avg_column_is_relaxed_and_strict_like_its_cells(tmp_path: Path) -> None:
+    """Round 6: every PCSR cell reads "relaxed (strict)" but Avg showed the relaxed mean alone."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.suites.pcsr import report as pcsr_report
+
+    registry.load_builtin_suites()
+    lines = [{"item_id": f"pcsr/counting/base/{i:06d}", "suite": "pcsr", "task": "counting", "subtype": "count",
+              "model": "m", "answer": "3", "status": "ok", "prediction": "3", "correct": i == 0,
+              "answer_type": "open", "dataset": "d", "scores": {"strict": float(i == 0), "relaxed": 1.0}}
+             for i in range(2)]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    (table,) = [b for b in pcsr_report.build(ctx).blocks if getattr(b, "slug", "") == "pcsr-tasks"]
+    row = dict(zip(table.columns, table.rows[0]))
+    assert row["Avg"] == "100.0 (50.0)", row
