@@ -492,3 +492,35 @@ def test_pcsr_avg_column_is_relaxed_and_strict_like_its_cells(tmp_path: Path) ->
     (table,) = [b for b in pcsr_report.build(ctx).blocks if getattr(b, "slug", "") == "pcsr-tasks"]
     row = dict(zip(table.columns, table.rows[0]))
     assert row["Avg"] == "100.0 (50.0)", row
+
+
+def test_finetune_pairs_base_and_tuned_on_one_dataset(tmp_path: Path) -> None:
+    """Round 6: base and tuned runs were paired by (model, mode) alone, so a tuned model evaluated on
+    one dataset was compared (Δ) with its base evaluated on another whenever the item counts matched."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections import finetune
+
+    registry.load_builtin_suites()
+    lines = []
+    for model, ds, correct in (("hf:tuned", "d1", True), ("hf:base", "d2", False)):
+        for i in range(4):
+            lines.append({"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": model,
+                          "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no",
+                          "correct": correct, "answer_type": "yesno", "dataset": ds})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    (tmp_path / "run-hf_tuned.json").write_text(json.dumps({
+        "model": "hf:tuned", "dataset_fingerprint": "d1", "config": {"split": "test"},
+        "backend": {"adapter": "/x/tuned", "base_model": "base", "training": {"kind": "sft", "dataset": {}}}}))
+    (tmp_path / "run-hf_base.json").write_text(json.dumps({"model": "hf:base", "dataset_fingerprint": "d2",
+                                                           "backend": {"path": "base"}}))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    sec = finetune.build(ctx)
+    tables = [b for b in sec.blocks if hasattr(b, "rows")]
+    assert not any(row[0] == "Δ (pp)" for t in tables for row in t.rows), "Δ between two datasets"
+    (transfer,) = [t for t in tables if t.slug == "finetune-transfer"]
+    assert all(row[6] == "—" and row[8] == "—" for row in transfer.rows), transfer.rows
+    assert any("no direct run on the same dataset" in n for n in sec.notes), sec.notes
