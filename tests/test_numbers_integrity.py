@@ -524,3 +524,21 @@ def test_finetune_pairs_base_and_tuned_on_one_dataset(tmp_path: Path) -> None:
     (transfer,) = [t for t in tables if t.slug == "finetune-transfer"]
     assert all(row[6] == "—" and row[8] == "—" for row in transfer.rows), transfer.rows
     assert any("no direct run on the same dataset" in n for n in sec.notes), sec.notes
+
+
+def test_a_person_typing_a_question_is_not_credited() -> None:
+    """Round 6: a model's "5?" is unparsed (wrong); the human app normalised a person's typed "5?" to
+    "5" and credited it. "Correct" must mean the same for both."""
+    from perspecta.dataset.item import Item
+    from perspecta.human.answers import score_human
+    from perspecta.score.scoring import score_response
+
+    registry.load_builtin_suites()
+    item = Item(id="pcsr/counting/base/000000-open", suite="pcsr", task="counting", question="<image>\nHow many?",
+                images=["a.png"], answer_type="open", answer="5",
+                metadata={"candidates": [str(i) for i in range(11)]})
+    for typed in ("5?", " 5 ? "):
+        assert score_response(item, model="m", response=typed).status == "unparsed"
+        assert score_human(item, "ann", typed, 1.0).correct is False, typed
+    assert score_human(item, "ann", "5", 1.0).correct is True
+    assert score_human(item, "ann", "five", 1.0).correct is True
