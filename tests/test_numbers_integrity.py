@@ -298,6 +298,10 @@ def test_pcsr_strict_and_relaxed_do_not_credit_an_estimate_or_bound_as_a_count()
     for reply in ("3", "<answer>3</answer>", "three", "3 chairs", "There are 3 chairs."):
         assert score_response(reply, "3", md, "open")["relaxed"] == 1.0, reply
     assert score_response("3", "3", md, "open")["strict"] == 1.0
+    names = {"candidates": ["chair", "table"]}
+    for reply in ("chair?", "<answer>chair?</answer>", "Chair ?"):
+        assert score_response(reply, "chair", names, "open") == {"strict": 0.0, "relaxed": 0.0}, reply
+    assert score_response("chair", "chair", names, "open")["strict"] == 1.0
     rewards = accuracy_reward(["<think>x</think><answer>3+</answer>", "<think>x</think><answer>3</answer>"],
                               answer=["3", "3"], answer_type=["open", "open"])
     assert rewards == [0.0, 1.0]
