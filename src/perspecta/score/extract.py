@@ -46,7 +46,7 @@ from perspecta.score.relation import filter_relations
 
 _WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
           "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
-          "eleven": "11", "twelve": "12"}
+          "eleven": "11", "twelve": "12", "forty-five": "45", "ninety": "90"}
 _ARTICLES = {"a", "an", "the"}
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 MAX_OPEN_WORDS = 6  # an explicit open answer longer than this is prose, not an answer
@@ -75,6 +75,22 @@ class Parse:
 
 
 _COUNTER = re.compile(r"\b(?:counter|anti)[\s-]?clockwise\b")
+# Turns said as fractions ("a quarter turn clockwise") are the degrees the options spell out.
+_TURNS = ((re.compile(r"\b(?:a\s+)?three[\s-]quarters?(?:\s+of\s+a)?[\s-]turn\b"), " 270 degrees "),
+          (re.compile(r"\b(?:a\s+)?quarter[\s-]turn\b"), " 90 degrees "),
+          (re.compile(r"\b(?:a\s+)?half[\s-]turn\b"), " 180 degrees "))
+# Direction words of the languages multilingual models fall back to (Spanish, German, Chinese), as
+# the English word the options use; German "links"/"rechts" and a lone 左/右 only as a whole answer.
+_FOREIGN = ((re.compile(r"gegen\s+den\s+uhrzeigersinn|(?:en\s+)?sentido\s+antihorario|\bantihorario\b|逆时针"),
+             " counterclockwise "),
+            (re.compile(r"\bim\s+uhrzeigersinn\b|(?:en\s+)?sentido\s+horario|\bhorario\b|顺时针"), " clockwise "),
+            (re.compile(r"\b(?:a\s+la\s+)?izquierda\b|左(?:边|侧|面)"), " left "),
+            (re.compile(r"\b(?:a\s+la\s+)?derecha\b|右(?:边|侧|面)"), " right "),
+            (re.compile(r"\bdetr[aá]s\b|\batr[aá]s\b|后面|后方|背后"), " behind "),
+            (re.compile(r"\bdelante\b|前面|前方"), " front "))
+_FOREIGN_WHOLE = {"links": "left", "nach links": "left", "rechts": "right", "nach rechts": "right", "左": "left",
+                  "右": "right", "hinten": "behind", "vorne": "front", "后": "behind", "前": "front",
+                  "back": "behind", "at my back": "behind", "at your back": "behind"}
 _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 
 
@@ -82,6 +98,10 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
+    text = re.sub(r"(\d)\s*[–—-]\s*(?=\d)", r"\1 to ", text)  # "0–15 degrees" is "0 to 15 degrees"
+    for pattern, words in _TURNS + _FOREIGN:
+        if pattern.search(text):
+            text = pattern.sub(words, text)
     text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
     text = re.sub(r"\btowards\b", "toward", text)
@@ -96,7 +116,8 @@ def normalise(text: str) -> str:
         if not w or w in _ARTICLES:
             continue
         words.append(_WORDS.get(w, w))
-    return " ".join(words)
+    joined = " ".join(words)
+    return _FOREIGN_WHOLE.get(joined, joined)
 
 
 # ---------------------------------------------------------------------- text clean-up
@@ -835,12 +856,54 @@ def _after_tags(body: str, reader: _Reader) -> Reading:
     """The ``<answer>`` tags' reading, unless a second thought after the last one takes it back
     ("<answer>C</answer> Wait, it's D.")."""
     tags = list(_TAG.finditer(body))
+    if not tags:
+        opened = body.lower().rfind("<answer>")
+        if opened < 0 or "</answer>" in body.lower():
+            return None
+        return _span(reader, body[opened + len("<answer>"):])  # cut off before "</answer>": "<answer>righ"
     got = _combine([_span(reader, m.group(1)) for m in tags])
     if got is not None and got is not AMBIGUOUS:
         after = _strip_markup(body[tags[-1].end():]).strip()
         if after and _taken_back(after, reader, got, implicit=False):
             return AMBIGUOUS
+        if _overruled(_TAG.sub(" ", body), reader, got):
+            return AMBIGUOUS
     return got
+
+
+def _from_json(body: str, reader: _Reader) -> Reading:
+    """The JSON answer field's reading, unless the reply's other text (its "reasoning" field) concludes
+    otherwise ({"answer": "C", "reasoning": "…, so the correct choice is B."}) or takes the answer back
+    after it ({"answer": "B", "reasoning": "…, no wait, …"})."""
+    got = _combine([_span(reader, v) for v in _json_values(body)])
+    if got is None or got is AMBIGUOUS:
+        return got
+    fields = list(_JSON.finditer(body))
+    if fields:
+        after = _strip_markup(body[fields[-1].end():]).strip(" \t\n\"',}")
+        if after and _taken_back(after, reader, got, implicit=False):
+            return AMBIGUOUS
+    return AMBIGUOUS if _overruled(_JSON.sub(" ", body), reader, got) else got
+
+
+_IS_CORRECT = re.compile(r"(?<![\w'’])\(?([A-Z])\)?\s+(?:is|seems|looks)\s+(?:the\s+)?(?:correct|right|best)\b")
+
+
+def _overruled(rest: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether the text beside an explicit answer (a JSON reasoning field, prose around ``<answer>`` tags)
+    itself states a different answer: an answer phrase ("Final answer: plant"), a conclusion ("…, so the
+    correct choice is B", "so yes, …") or "C is correct"."""
+    rest = _strip_markup(rest)
+    for m in _PHRASE.finditer(rest):
+        if _span(reader, _innermost(m)) not in (None, AMBIGUOUS, answer):
+            return True
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", _asserted(rest)):
+        m = _CONCLUSION.search(sentence)
+        if m and reader.conclusion(m.group(1)) not in (None, AMBIGUOUS, answer):
+            return True
+    labels = {o.label for o in reader.item.options}
+    return any(m.group(1) in labels and m.group(1) != answer and not _negated(rest, m.start(), m.end())
+               for m in _IS_CORRECT.finditer(rest))
 
 
 def parse(response: str | None, item: Item) -> Parse:
@@ -852,7 +915,7 @@ def parse(response: str | None, item: Item) -> Parse:
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
         ("tag", lambda: _after_tags(body, reader)),
-        ("json", lambda: _combine([_span(reader, v) for v in _json_values(body)])),
+        ("json", lambda: _from_json(body, reader)),
         ("phrase", lambda: _phrases(text(), reader)),
         ("boxed", lambda: _combine([_span(reader, s) for s in _BOXED.findall(body)])),
         ("position", lambda: _position(text(), reader)),
@@ -875,7 +938,7 @@ def parse(response: str | None, item: Item) -> Parse:
 # one ("maybe", "though perhaps", "could also be") when what follows names another answer.
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
                             r"looking\s+(?:again|closer|more\s+closely)|on\s+a\s+closer\s+look|"
-                            r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
+                            r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather|actually[,\s]+no)\b", re.IGNORECASE)
 _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
 # Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
