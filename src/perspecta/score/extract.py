@@ -409,7 +409,7 @@ class _ChoiceReader(_Reader):
         images = any_kind or any(o.image is not None for o in self.item.options)
         return {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
                 if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
-                and not _negated(text, m.start(), m.end())}
+                and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 30):m.start()])}
 
     @functools.cached_property
     def _cores(self) -> dict[str, set[str]]:
@@ -572,6 +572,10 @@ class _ChoiceReader(_Reader):
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
 _LABELLED = re.compile(r"\b(?i:(answer|option|choice|candidate|image|picture))\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
                        r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
+# "Looking at candidate A, …", "In image B the person …": the candidate examined, not the one chosen
+_EXAMINED = re.compile(r"\b(?:look(?:ing)?\s+at|consider(?:ing)?|compar(?:e|ing)(?:\s+it\s+with)?|check(?:ing)?|"
+                       r"examin(?:e|ing)|inspect(?:ing)?|between|than|versus|vs\.?|like|unlike)\s+$",
+                       re.IGNORECASE)
 _LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
                  "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
 _NEGATORS = {"no", "not", "cannot", "never", "without"}
@@ -650,6 +654,8 @@ class _YesNoReader(_Reader):
 
 _NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b"
                          r"|^none\b|^no\s+\w+s$")
+_MEASURE = re.compile(r"\d\s*(?:m|cm|mm|km|ft|in|meters?|metres?|centimet(?:er|re)s?|feet|foot|inch(?:es)?|"
+                      r"degrees?|deg|rad|seconds?|s|minutes?|min|kg|g|%|percent)\b")
 _BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d"
                     r"|\d\s+or\s+(?:more|fewer|less)\b")
 
@@ -668,6 +674,8 @@ class _OpenReader(_Reader):
         norm = normalise(text)
         if self.numeric:
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            if _MEASURE.search(norm):
+                return named | {"<measure>"}  # "2 m", "3 degrees": a length or an angle, not how many
             if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
                 return named | {"<estimate>"}  # "about 3", "2-3" name no single count
             single = re.search(r"\bsingle\b", norm)
@@ -696,7 +704,7 @@ class _OpenReader(_Reader):
         zero = self.numeric and "0" in self.candidates and re.match(r"(?:none|no\s+\w+)\W*$", span, re.IGNORECASE)
         if not span or (re.match(r"(?:not|none)\b", span, re.IGNORECASE) and not zero):
             return None
-        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate)\b", span, re.I):
+        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate|both|all\s+of\s+them)\b", span, re.I):
             return AMBIGUOUS
         clause = _clause(span) or span
         if re.search(r"\bor\b|\beither\b|/", clause, re.IGNORECASE):
@@ -886,7 +894,8 @@ def _from_json(body: str, reader: _Reader) -> Reading:
     return AMBIGUOUS if _overruled(_JSON.sub(" ", body), reader, got) else got
 
 
-_IS_CORRECT = re.compile(r"(?<![\w'’])\(?([A-Z])\)?\s+(?:is|seems|looks)\s+(?:the\s+)?(?:correct|right|best)\b")
+_IS_CORRECT = re.compile(r"(?<![\w'’])\(?([A-Z])\)?\s+(?:is|seems|looks)\s+(?:the\s+)?"
+                         r"(?:correct|(?:right|best)\s+(?:answer|option|choice|one))\b")  # not "B looks right"
 
 
 def _overruled(rest: str, reader: _Reader, answer: Reading) -> bool:
@@ -899,7 +908,8 @@ def _overruled(rest: str, reader: _Reader, answer: Reading) -> bool:
             return True
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+", _asserted(rest)):
         m = _CONCLUSION.search(sentence)
-        if m and reader.conclusion(m.group(1)) not in (None, AMBIGUOUS, answer):
+        # read as a reply's opening would be: "so B." or "so yes", not "so B turns …" (B the object)
+        if m and not isinstance(reader, _OpenReader) and reader.lead(m.group(1)) not in (None, AMBIGUOUS, answer):
             return True
     labels = {o.label for o in reader.item.options}
     return any(m.group(1) in labels and m.group(1) != answer and not _negated(rest, m.start(), m.end())
@@ -945,7 +955,8 @@ _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although
 # back even an explicit answer; a mere concession ("although D might seem plausible") does not.
 _ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
                    r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b"
-                   r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b", re.IGNORECASE)
+                   r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b"
+                   r"|(?:^|[.!?;]\s+|\bhmm+,?\s+)or\b(?!\s+rather\b)", re.IGNORECASE)  # "C. Hmm, or A."
 _CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
                          re.IGNORECASE)
 
