@@ -589,7 +589,30 @@ _YN = "|".join(sorted(map(re.escape, _YES), key=len, reverse=True))
 _YN_WORD = re.compile(rf"\b({_YN})\b", re.IGNORECASE)
 
 
+# Yes and no said another way. "Correct."/"That's right." affirm the question's statement, "Negative."/
+# "Not really." deny it; "Certainly."/"Of course." count only as the whole reply (as openers they are chat:
+# "Certainly! Let me look at the image…"), and "Right." only standing alone ("Right, so…" is a pause).
+_SYNONYM_NO = (r"incorrect|negative|not\s+really|(?:absolutely|definitely|certainly|of\s+course|surely)\s+not|"
+               r"not\s+at\s+all|that(?:'s|\s+is)\s+(?:wrong|incorrect|false|not\s+(?:right|correct|true))")
+_SYNONYM_YES = r"correct|affirmative|that(?:'s|\s+is)\s+(?:right|correct|true)|yup"
+_SYNONYM = re.compile(rf"(?:({_SYNONYM_NO})|({_SYNONYM_YES}))(?=\s*(?:$|[.!;,:]|[—–]|\s-\s))"
+                      r"|(?:definitely|absolutely|certainly|of\s+course|indeed|right)(?=[.!]?\s*$)()", re.IGNORECASE)
+_MARKS = "✅❌✔✓✗✘☑✖👍👎\ufe0f"
+
+
 class _YesNoReader(_Reader):
+    def _synonym(self, text: str) -> Reading:
+        """A reply opening with yes or no said another way ("Correct — …", "Negative.", "Not really.")."""
+        text = _strip_markup(text).strip().strip(" \t\"'“”‘’[]{}" + _MARKS)
+        m = _SYNONYM.match(text)
+        if not m:
+            return None
+        value = "no" if m.group(1) else "yes"
+        clause = _clause(text[m.end():])
+        if re.search(r"\bor\b|\bbut\b", clause, re.IGNORECASE) or {_YES[w.lower()] for w in _YN_WORD.findall(clause)} - {value}:
+            return AMBIGUOUS
+        return value
+
     def _word_at_start(self, text: str) -> Reading:
         m = re.match(rf"\(?({_YN})\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
         if not m:
@@ -616,7 +639,10 @@ class _YesNoReader(_Reader):
         return bool(_DECLINE.search(_clause(text)))
 
     def span(self, span: str) -> Reading:
-        span = _clean_span(span)
+        got = self._synonym(span)
+        if got is not None:
+            return got
+        span = _clean_span(span).strip(_MARKS + " ")
         if not span:
             return None
         if self._declines(span):
@@ -633,7 +659,10 @@ class _YesNoReader(_Reader):
         return None
 
     def lead(self, text: str) -> Reading:
-        text = _clean_span(text)
+        got = self._synonym(text)
+        if got is not None:
+            return got
+        text = _clean_span(text).strip(_MARKS + " ")
         if self._declines(text):
             return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
         got = self._word_at_start(text)
