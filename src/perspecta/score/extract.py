@@ -286,10 +286,16 @@ class _Reader:
 
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
-                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
+                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n|\s*[✅✔✓☑\U0001F300-\U0001FAFF])",
+                          re.IGNORECASE)  # "C ✅", "**C** 🚗": a check mark or an emoji after the label
 _VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
                       r"(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
                       r"(?![A-Za-z])", re.IGNORECASE)
+# A check or cross per option ("A ❌ B ✅ C ❌", a table "| B | ✅ |"), and a table row whose last
+# cell is the verdict ("| D | No change | Yes |", read after clean-up as "D: No change: Yes").
+_VERDICT_MARK = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?[ \t]*[:.)\-–—=]*[ \t]*(✅|❌|✓|✔|✗|✘|☑|✖)")
+_VERDICT_ROW = re.compile(r"^[ \t]*\(?([A-Z])\)?[ \t]*:[ \t]*[^:\n]{1,80}:[ \t]*"
+                          r"(yes|no|correct|incorrect|wrong|true|false)\W*$", re.IGNORECASE | re.MULTILINE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
@@ -524,9 +530,14 @@ class _ChoiceReader(_Reader):
         """A verdict per option ("A: no. B: yes. C: no.", "A) no  B) no  C) yes"): the one option marked
         right, AMBIGUOUS if none or several are; None when the reply is not such a list."""
         marks = {m.group(1): m.group(2).lower() for m in _VERDICT.finditer(text) if m.group(1) in self.labels}
+        for pattern in (_VERDICT_MARK, _VERDICT_ROW):
+            found = {m.group(1).upper(): m.group(2).lower() for m in pattern.finditer(text)
+                     if m.group(1).upper() in self.labels}
+            if len(found) >= 2 and set(found) - set(marks):
+                marks = found
         if len(marks) < 2:
             return None
-        right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔")]
+        right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔", "✅", "☑")]
         if not right and not _VERDICT.match(text.lstrip()):
             return None  # "**B**\nA: wrong …\nC: wrong …": the other options ruled out after the answer
         return right[0] if len(right) == 1 else AMBIGUOUS
@@ -546,7 +557,7 @@ class _ChoiceReader(_Reader):
         if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
         last = re.split(r"(?<=[.!?])\s+", line.strip())[-1]
-        m = re.fullmatch(r"\(?([A-Z])\)?[.!]?", last)
+        m = re.fullmatch(r"\(?([A-Z])\)?[.!]?(?:\s*[✅✔✓☑])?", last)
         if m and m.group(1) in self.labels and last != line.strip():
             return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
