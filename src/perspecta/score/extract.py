@@ -130,10 +130,12 @@ _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
     r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b"
-    r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答)"  # "Respuesta final: B"
+    r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答"  # "Respuesta final: B"
+    r"|\b(?:(?:la\s+)?opci[oó]n|alternativa)\s+correcta\b|\bodd\s+one(?:\s+out)?\b)"  # "La opción correcta es la C"
     r"\s*(?:(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\b|是|为)\s*:?|[:=：]|\s[-–—](?=\s))"
     r"\s*([^\n]*)"
-    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
+    r"|(?:\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b|我?选择?(?!项))"
+    r":?\s*([^\n]*)",
     re.IGNORECASE,
 )
 _FINAL = re.compile(r"\bfinal\s+(?:answer|option|choice)\b", re.IGNORECASE)
@@ -286,7 +288,7 @@ class _Reader:
 
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
-                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n|\s*[✅✔✓☑\U0001F300-\U0001FAFF])",
+                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n|\s*[✅✔✓☑\U0001F300-\U0001FAFF]|[（。，：；！])",
                           re.IGNORECASE)  # "C ✅", "**C** 🚗": a check mark or an emoji after the label
 _VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
                       r"(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
@@ -296,6 +298,11 @@ _VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
 _VERDICT_MARK = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?[ \t]*[:.)\-–—=]*[ \t]*(✅|❌|✓|✔|✗|✘|☑|✖)")
 _VERDICT_ROW = re.compile(r"^[ \t]*\(?([A-Z])\)?[ \t]*:[ \t]*[^:\n]{1,80}:[ \t]*"
                           r"(yes|no|correct|incorrect|wrong|true|false)\W*$", re.IGNORECASE | re.MULTILINE)
+# A concession after the choice names a runner-up, not a second answer ("I'd go with B, though A is close");
+# one that calls the other option also right ("though A is also plausible") stays a live alternative.
+_CONCESSION = re.compile(r"[,;]?\s*\b(?:though|although|even\s+though|while|but)\b(?![^.;\n]*\b(?:also|equally)\b)"
+                         r"[^.;\n]*\b(?:close|tempting|a\s+near\s+miss|runner[\s-]up|second\s+(?:choice|best))\b.*",
+                         re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
@@ -331,7 +338,7 @@ class _ChoiceReader(_Reader):
     def _leading_label(self, text: str, *, strict: bool) -> Reading:
         """A label at the very start of ``text``; ``strict`` (reply start) also requires it to be followed
         by punctuation, the end or a connective, so "A car is…" and "I think…" are not labels."""
-        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+)?(?:option|choice|letter|image|view|picture|candidate)?\s*:?\s*", "", text,
+        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+|la\s+|el\s+)?(?:option|choice|letter|image|view|picture|candidate)?\s*:?\s*", "", text,
                       flags=re.IGNORECASE)  # "Option B", "It's C", "It is option C"
         m = _LABEL_AT.match(text)
         if not m:
@@ -355,6 +362,7 @@ class _ChoiceReader(_Reader):
         own = self.texts.get(lab, "\0")
         # "C. <C's text>… or toward it": the option's own sentence is the answer's clause
         clause = _clause(follow_text) if follow.startswith(own) else _clause(rest)
+        clause = _CONCESSION.sub("", clause)  # "C, though B is close": B conceded, not chosen
         affirmed = re.sub(r"(?:\bnot\b|n't\b|\bnever\b).*", "", clause, flags=re.IGNORECASE)
         if re.search(r"\bor\b|/", affirmed, re.IGNORECASE) or self._other_labels(clause, lab):
             return AMBIGUOUS
@@ -556,9 +564,9 @@ class _ChoiceReader(_Reader):
             m.group(2) is None or normalise(m.group(2)) == self.texts.get(m.group(1).upper()))
         if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
-        last = re.split(r"(?<=[.!?])\s+", line.strip())[-1]
-        m = re.fullmatch(r"\(?([A-Z])\)?[.!]?(?:\s*[✅✔✓☑])?", last)
-        if m and m.group(1) in self.labels and last != line.strip():
+        last = re.split(r"(?<=[.!?;])\s+", line.strip())[-1]  # "Not C. Not E. It is B.", "Neither A nor B; it is C."
+        m = re.fullmatch(r"(?:it(?:'s|’s|\s+is)\s+(?:option\s+)?)?\(?([A-Z])\)?[.!]?(?:\s*[✅✔✓☑])?", last, re.IGNORECASE)
+        if m and m.group(1) in self.labels and last != line.strip() and (m.group(1).isupper() or len(last) > 3):
             return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
 
