@@ -46,7 +46,10 @@ from perspecta.score.relation import filter_relations
 
 _WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
           "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
-          "eleven": "11", "twelve": "12", "forty-five": "45", "ninety": "90"}
+          "eleven": "11", "twelve": "12", "forty-five": "45", "ninety": "90",
+          # counts in Spanish and German, the fall-back languages seen in replies
+          "cero": "0", "uno": "1", "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "seis": "6",
+          "eins": "1", "zwei": "2", "drei": "3", "vier": "4", "fünf": "5", "sechs": "6"}
 _ARTICLES = {"a", "an", "the"}
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 MAX_OPEN_WORDS = 6  # an explicit open answer longer than this is prose, not an answer
@@ -90,7 +93,8 @@ _FOREIGN = ((re.compile(r"gegen\s+den\s+uhrzeigersinn|(?:en\s+)?sentido\s+antiho
             (re.compile(r"\bdelante\b|前面|前方"), " front "))
 _FOREIGN_WHOLE = {"links": "left", "nach links": "left", "rechts": "right", "nach rechts": "right", "左": "left",
                   "右": "right", "hinten": "behind", "vorne": "front", "后": "behind", "前": "front",
-                  "back": "behind", "at my back": "behind", "at your back": "behind"}
+                  "back": "behind", "at my back": "behind", "at your back": "behind",
+                  **{f"{c}{u}": str(n) for n, c in enumerate("零一两三四五六七八九十") for u in ("", "个")}, "二": "2"}
 _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 
 
@@ -282,6 +286,10 @@ class _Reader:
         """Whether the reply's lines enumerate several answers (the options quoted back) rather than pick one."""
         return False
 
+    def quotes(self, line: str) -> bool:
+        """Whether a line is one of the item's options quoted exactly as the question gives it."""
+        return False
+
     def bare(self, text: str) -> Reading:
         return None
 
@@ -406,7 +414,26 @@ class _ChoiceReader(_Reader):
         tails = [(lab, self.texts[lab][len(h):].strip()) for lab, h in self.heads.items()
                  if lab in commas and self.texts[lab].startswith(h + " ")
                  and len(set(self.texts[lab][len(h):].split()) - _LITTLE_WORDS) >= 2]
-        return list(self.texts.items()) + heads + tails
+        return list(self.texts.items()) + heads + tails + list(self._glosses.items())
+
+    @functools.cached_property
+    def _glosses(self) -> dict[str, str]:
+        """Option label -> its bracketed gloss ("to the back" of "away from the viewer (to the back)"), for
+        glosses no other option shares ("(seen from above)" on both rotations names neither)."""
+        found = {o.label: normalise(m.group(1)) for o in self.item.options if o.text
+                 for m in [re.search(r"\(([^()]+)\)\s*$", o.text)]  # a gloss on the whole option, one step
+                 if m and not re.search(r"\b(?:then|and|followed\s+by)\b", o.text, re.IGNORECASE)}
+        return {lab: g for lab, g in found.items() if list(found.values()).count(g) == 1
+                and set(g.split()) - _LITTLE_WORDS and g not in self.texts.values()}
+
+    @functools.cached_property
+    def _unglossed(self) -> dict[str, str]:
+        """Normalised option text without its bracketed gloss -> label ("rotate 90 degrees clockwise then
+        flip vertically" for "…, then flip vertically (mirror top-bottom)"), where that is unique."""
+        found = {o.label: normalise(re.sub(r"\([^()]*\)", " ", o.text)) for o in self.item.options
+                 if o.text and "(" in o.text}
+        return {t: lab for lab, t in found.items() if t and list(found.values()).count(t) == 1
+                and t not in self.texts.values()}
 
     def _affirmed(self, text: str, heads: bool = False) -> set[str]:
         """``heads``: an option may be named by its head too, unless qualified ("slightly leftward")."""
@@ -495,6 +522,8 @@ class _ChoiceReader(_Reader):
         """An option text at the start of ``text``; ``short``: also a whole reply or span in short form."""
         norm = normalise(text)
         starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
+        if not starts and normalise(_clause(text)) in self._unglossed:
+            return self._unglossed[normalise(_clause(text))]  # the option as written, its gloss left out
         if not starts:
             got = self._leading_head(text)
             if got is None and short and normalise(_clause(text)) == norm:
@@ -510,7 +539,8 @@ class _ChoiceReader(_Reader):
     # -- levels
 
     def conclusion(self, span: str) -> Reading:
-        return self.span(span, short=False)  # "…, so it is turned" (cut off): a short form needs a whole reply
+        # "…, so it is turned" (cut off): a short form needs a whole reply, or a sentence that ends ("…, so sideways.")
+        return self.span(span, short=bool(re.search(r"[.!]\s*$", span)))
 
     def span(self, span: str, *, short: bool = True) -> Reading:
         """``short``: whether a short form of an option ("Right.") may be read, as in a whole span."""
@@ -569,6 +599,13 @@ class _ChoiceReader(_Reader):
         if m and m.group(1) in self.labels and last != line.strip() and (m.group(1).isupper() or len(last) > 3):
             return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
+
+    def quotes(self, line: str) -> bool:
+        m = re.fullmatch(r"\s*\(?([A-Z])[.):]\s*(.*?)\s*", _strip_markup(line))
+        if not m or m.group(1) not in self.labels:
+            return False
+        option = next(o for o in self.item.options if o.label == m.group(1))
+        return normalise(m.group(2)) == normalise(option.text) if option.text else m.group(2) == "<image>"
 
     def lists(self, lines: list[str]) -> bool:
         if self._verdicts("\n".join(lines)) is not None:
@@ -1064,6 +1101,9 @@ def _position(text: str, reader: _Reader) -> Reading:
         return None
     lines = [ln for ln in stripped.splitlines() if ln.strip()]
     if reader.lists(lines):
+        rest = [ln for ln in lines if not reader.quotes(ln)]
+        if rest and len(lines) - len(rest) == len(getattr(reader, "labels", ())):
+            return _position("\n".join(rest), reader)  # every option quoted as given, then the reply proper
         return AMBIGUOUS  # "A. …\nB. …\nC. …": the options read back, no choice among them
     first = reader.lead(stripped)
     if first is not None and _tentative(stripped):
