@@ -1001,8 +1001,9 @@ def _overruled(rest: str, reader: _Reader, answer: Reading) -> bool:
                for m in _IS_CORRECT.finditer(rest))
 
 
-def parse(response: str | None, item: Item) -> Parse:
-    """Read ``response`` for ``item`` by the grammar in the module docstring."""
+def parse(response: str | None, item: Item, *, respell: bool = True) -> Parse:
+    """Read ``response`` for ``item`` by the grammar in the module docstring (``respell``: whether a short
+    reply that reads as nothing is re-read once with its typos mended, see :func:`_respelled`)."""
     if response is None or not response.strip():
         return Parse(None, "none")
     reader = _reader(item)
@@ -1025,7 +1026,60 @@ def parse(response: str | None, item: Item) -> Parse:
             return Parse(None, f"ambiguous:{name}")
         if got is not None:
             return Parse(str(got), name)
+    if respell and isinstance(reader, _ChoiceReader):
+        fixed = _respelled(response, reader)
+        if fixed is not None:
+            got_fixed = parse(fixed, item, respell=False)
+            if got_fixed.answer is not None:
+                return Parse(got_fixed.answer, f"respelled:{got_fixed.rule}")
     return Parse(None, "none")
+
+
+MAX_RESPELL_WORDS = 12  # only a short reply is re-read with its typos mended; prose is not guessed at
+
+
+def _respelled(response: str, reader: _ChoiceReader) -> str | None:
+    """A short reply that reads as nothing, with each word that is one slip away from exactly one word of
+    the options (a letter dropped, added, changed or two swapped, same first letter) spelled as that word:
+    "rigth" -> "right", "clokwise" -> "clockwise", "lmap" -> "lamp". None when nothing changes."""
+    if len(response.split()) > MAX_RESPELL_WORDS:
+        return None
+    vocab = {w for o in reader.item.options if o.text for w in re.findall(r"[a-z]+", o.text.lower()) if len(w) >= 4}
+    if not vocab:
+        return None
+    changed = False
+
+    def mend(m: re.Match[str]) -> str:
+        nonlocal changed
+        word = m.group(0)
+        low = word.lower()
+        if len(low) < 4 or low in vocab:
+            return word
+        near = [v for v in vocab if v[0] == low[0] and _one_slip(low, v)]
+        if len(near) != 1:
+            return word
+        changed = True
+        return near[0]
+
+    fixed = re.sub(r"[A-Za-z]+", mend, response)
+    return fixed if changed else None
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one edit (insert, delete, substitute, or swap of neighbours);
+    four-letter words only by a swap ("lmap"), so short words ("lift", "left") stay as written."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
+            return True
+        return len(diff) == 1 and len(a) >= 5
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    if len(short) < 4:
+        return False
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    return short[i:] == long_[i + 1:]
 
 
 # After an answer read from the reply's position, a second thought takes it back: a strong
