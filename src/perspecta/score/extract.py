@@ -448,9 +448,14 @@ class _ChoiceReader(_Reader):
         "matches candidate D", "**B** is correct". "Option A"/"Image A" read so only where the options are
         images (for text options it is reasoning about option A); ``any_kind``: every such label."""
         images = any_kind or any(o.image is not None for o in self.item.options)
-        return {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
-                if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
-                and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 30):m.start()])}
+        found = {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
+                 if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
+                 and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 30):m.start()])}
+        if images:
+            found |= {self.labels[k] for m in _ORDINAL.finditer(text)
+                      if (k := _ORDINALS.index(m.group(1).lower())) < len(self.labels)
+                      and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 34):m.start()])}
+        return found
 
     @functools.cached_property
     def _cores(self) -> dict[str, set[str]]:
@@ -586,7 +591,21 @@ class _ChoiceReader(_Reader):
         if got is not None:
             return got
         got = self._leading_label(text, strict=True)
+        if got is None:
+            got = self._glossed_label(text)
         return got if got is not None else self._leading_text(text)
+
+    def _glossed_label(self, text: str) -> Reading:
+        """A short reply that says its answer in words and then labels it: "Nach links (B).", "Cylindre (A)";
+        words that name another option, deny, hedge or ask make it no answer."""
+        m = re.fullmatch(r"([^()\n?]{1,40}?)\s*\(([A-Z])\)\s*[.!]?", text)
+        if not m or m.group(2) not in self.labels:
+            return None
+        words, lab = m.group(1), m.group(2)
+        if re.search(r"\b(?:not|no|never|or|maybe|perhaps|probably|possibly|if)\b", words, re.IGNORECASE):
+            return None
+        named = self._affirmed(words, heads=True) | ({self._leading_text(words)} - {None})
+        return lab if named <= {lab} else AMBIGUOUS
 
     def last_line(self, line: str) -> Reading:
         m = re.fullmatch(r"(?:option\s*)?\(?([A-Za-z])\)?(?:[.!]?|[.:)]?\s+(.*))", line, re.IGNORECASE)
@@ -595,8 +614,12 @@ class _ChoiceReader(_Reader):
         if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
         last = re.split(r"(?<=[.!?;])\s+", line.strip())[-1]  # "Not C. Not E. It is B.", "Neither A nor B; it is C."
-        m = re.fullmatch(r"(?:it(?:'s|’s|\s+is)\s+(?:option\s+)?)?\(?([A-Z])\)?[.!]?(?:\s*[✅✔✓☑])?", last, re.IGNORECASE)
+        m = re.fullmatch(r"(?:(?:it(?:'s|’s|\s+is)|answer:?)\s+(?:option\s+)?)?\(?([A-Z])\)?[.!]?(?:\s*[✅✔✓☑])?", last,
+                         re.IGNORECASE)
         if m and m.group(1) in self.labels and last != line.strip() and (m.group(1).isupper() or len(last) > 3):
+            before = _asserted(line.strip()[: -len(last)])
+            if self._affirmed(before, heads=True) - {m.group(1)}:
+                return AMBIGUOUS  # "The front points leftward; answer E.": the words and the label disagree
             return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
 
@@ -626,6 +649,9 @@ class _ChoiceReader(_Reader):
 
 
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
+# "The second candidate", "the third one": the option at that place in the list (image options only)
+_ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|sixth)\s+(?:candidate|option|choice|one)\b", re.IGNORECASE)
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 _LABELLED = re.compile(r"\b(?i:(answer|option|choice|candidate|image|picture))\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
                        r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
 # "Looking at candidate A, …", "In image B the person …": the candidate examined, not the one chosen
@@ -798,6 +824,13 @@ class _OpenReader(_Reader):
         if norm in self.candidates:
             return self.candidates[norm]  # the candidate as the item spells it ("TV", not "tv")
         named = self._named(clause)
+        if self.numeric and len(named) > 1 and not any(n.startswith("<") for n in named):
+            # "2 (two wardrobes: one on the left wall, one on the right)": a count, then how it was counted
+            m = re.match(r"\s*(\w+)\s*(?:\(|[-–—:]\s)(.*)", clause)
+            lead = normalise(m.group(1)) if m else ""
+            first = _NUMBER.search(normalise(m.group(2))) if m else None
+            if lead in named and (first is None or first.group() == lead):
+                return lead
         if len(named) > 1:  # "chair (next to the lamp)": naming two candidates is no single answer
             return AMBIGUOUS
         if named:
