@@ -449,7 +449,8 @@ class _ChoiceReader(_Reader):
         images (for text options it is reasoning about option A); ``any_kind``: every such label."""
         images = any_kind or any(o.image is not None for o in self.item.options)
         found = {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
-                 if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
+                 if (m.group(2) or m.group(3)) in self.labels
+                 and (images or m.group(2) is None or _POINTER.search(text[max(0, m.start() - 20):m.start()]))
                  and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 30):m.start()])}
         if images:
             found |= {self.labels[k] for m in _ORDINAL.finditer(text)
@@ -579,11 +580,22 @@ class _ChoiceReader(_Reader):
             if len(found) >= 2 and set(found) - set(marks):
                 marks = found
         if len(marks) < 2:
-            return None
+            return self._checked_texts(text)
         right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔", "✅", "☑")]
         if not right and not _VERDICT.match(text.lstrip()):
             return None  # "**B**\nA: wrong …\nC: wrong …": the other options ruled out after the answer
         return right[0] if len(right) == 1 else AMBIGUOUS
+
+    def _checked_texts(self, text: str) -> Reading:
+        """Options written out with a mark on one line each ("| clockwise | ✔ |" as "clockwise: ✔"): the one
+        option checked, AMBIGUOUS if several are; None when no line both names an option and checks it."""
+        checked = set()
+        for line in text.splitlines():
+            if re.search(r"[✅✔✓☑]", line) and not re.search(r"[❌✗✘✖]", line):
+                got = self._leading_text(re.sub(r"[✅✔✓☑\ufe0f:|]+", " ", line).strip(), short=False)
+                if got is not None:
+                    checked.add(got)
+        return (checked.pop() if len(checked) == 1 else AMBIGUOUS) if checked else None
 
     def lead(self, text: str) -> Reading:
         text = _clean_span(text)
@@ -649,6 +661,9 @@ class _ChoiceReader(_Reader):
 
 
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
+# "…, i.e. option H": a pointer from the reply's words to the label it picks (for text options too)
+_POINTER = re.compile(r"(?:\bi\.?\s?e\.?|\bthat\s+is|\bnamely|\bhence|\bthus|\btherefore|\bwhich\s+is)\s*,?\s*$",
+                      re.IGNORECASE)
 # "The second candidate", "the third one": the option at that place in the list (image options only)
 _ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|sixth)\s+(?:candidate|option|choice|one)\b", re.IGNORECASE)
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
