@@ -91,6 +91,7 @@ _FOREIGN = ((re.compile(r"gegen\s+den\s+uhrzeigersinn|(?:en\s+)?sentido\s+antiho
             (re.compile(r"\b(?:a\s+la\s+)?derecha\b|右(?:边|侧|面)"), " right "),
             (re.compile(r"\bdetr[aá]s\b|\batr[aá]s\b|后面|后方|背后"), " behind "),
             (re.compile(r"\bdelante\b|前面|前方"), " front "))
+_FOREIGN_HINT = re.compile(r"turn|uhrzeigersinn|horario|izquierda|derecha|tr[aá]s|delante|[\u4e00-\u9fff]")
 _FOREIGN_WHOLE = {"links": "left", "nach links": "left", "rechts": "right", "nach rechts": "right", "左": "left",
                   "右": "right", "hinten": "behind", "vorne": "front", "后": "behind", "前": "front",
                   "back": "behind", "at my back": "behind", "at your back": "behind",
@@ -102,9 +103,10 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
-    text = re.sub(r"(\d)\s*[–—-]\s*(?=\d)", r"\1 to ", text)  # "0–15 degrees" is "0 to 15 degrees"
-    for pattern, words in _TURNS + _FOREIGN:
-        if pattern.search(text):
+    if "-" in text or "–" in text or "—" in text:
+        text = re.sub(r"(\d)\s*[–—-]\s*(?=\d)", r"\1 to ", text)  # "0–15 degrees" is "0 to 15 degrees"
+    if _FOREIGN_HINT.search(text):
+        for pattern, words in _TURNS + _FOREIGN:
             text = pattern.sub(words, text)
     text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
@@ -303,6 +305,7 @@ _VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
                       r"(?![A-Za-z])", re.IGNORECASE)
 # A check or cross per option ("A ❌ B ✅ C ❌", a table "| B | ✅ |"), and a table row whose last
 # cell is the verdict ("| D | No change | Yes |", read after clean-up as "D: No change: Yes").
+_CHECK_CHARS = re.compile(r"[✅❌✓✔✗✘☑✖]")
 _VERDICT_MARK = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?[ \t]*[:.)\-–—=]*[ \t]*(✅|❌|✓|✔|✗|✘|☑|✖)")
 _VERDICT_ROW = re.compile(r"^[ \t]*\(?([A-Z])\)?[ \t]*:[ \t]*[^:\n]{1,80}:[ \t]*"
                           r"(yes|no|correct|incorrect|wrong|true|false)\W*$", re.IGNORECASE | re.MULTILINE)
@@ -417,23 +420,20 @@ class _ChoiceReader(_Reader):
         return list(self.texts.items()) + heads + tails + list(self._glosses.items())
 
     @functools.cached_property
+    def _option_texts(self) -> tuple[tuple[str, str], ...]:
+        return tuple((o.label, o.text) for o in self.item.options if o.text)
+
+    @functools.cached_property
     def _glosses(self) -> dict[str, str]:
         """Option label -> its bracketed gloss ("to the back" of "away from the viewer (to the back)"), for
         glosses no other option shares ("(seen from above)" on both rotations names neither)."""
-        found = {o.label: normalise(m.group(1)) for o in self.item.options if o.text
-                 for m in [re.search(r"\(([^()]+)\)\s*$", o.text)]  # a gloss on the whole option, one step
-                 if m and not re.search(r"\b(?:then|and|followed\s+by)\b", o.text, re.IGNORECASE)}
-        return {lab: g for lab, g in found.items() if list(found.values()).count(g) == 1
-                and set(g.split()) - _LITTLE_WORDS and g not in self.texts.values()}
+        return _glosses_of(self._option_texts, tuple(self.texts.values()))
 
     @functools.cached_property
     def _unglossed(self) -> dict[str, str]:
         """Normalised option text without its bracketed gloss -> label ("rotate 90 degrees clockwise then
         flip vertically" for "…, then flip vertically (mirror top-bottom)"), where that is unique."""
-        found = {o.label: normalise(re.sub(r"\([^()]*\)", " ", o.text)) for o in self.item.options
-                 if o.text and "(" in o.text}
-        return {t: lab for lab, t in found.items() if t and list(found.values()).count(t) == 1
-                and t not in self.texts.values()}
+        return _unglossed_of(self._option_texts, tuple(self.texts.values()))
 
     def _affirmed(self, text: str, heads: bool = False) -> set[str]:
         """``heads``: an option may be named by its head too, unless qualified ("slightly leftward")."""
@@ -528,7 +528,7 @@ class _ChoiceReader(_Reader):
         """An option text at the start of ``text``; ``short``: also a whole reply or span in short form."""
         norm = normalise(text)
         starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
-        if not starts and normalise(_clause(text)) in self._unglossed:
+        if not starts and self._unglossed and normalise(_clause(text)) in self._unglossed:
             return self._unglossed[normalise(_clause(text))]  # the option as written, its gloss left out
         if not starts:
             got = self._leading_head(text)
@@ -574,13 +574,14 @@ class _ChoiceReader(_Reader):
         """A verdict per option ("A: no. B: yes. C: no.", "A) no  B) no  C) yes"): the one option marked
         right, AMBIGUOUS if none or several are; None when the reply is not such a list."""
         marks = {m.group(1): m.group(2).lower() for m in _VERDICT.finditer(text) if m.group(1) in self.labels}
-        for pattern in (_VERDICT_MARK, _VERDICT_ROW):
+        checks = _CHECK_CHARS.search(text) is not None
+        for pattern in ((_VERDICT_MARK,) if checks else ()) + ((_VERDICT_ROW,) if text.count(":") >= 4 else ()):
             found = {m.group(1).upper(): m.group(2).lower() for m in pattern.finditer(text)
                      if m.group(1).upper() in self.labels}
             if len(found) >= 2 and set(found) - set(marks):
                 marks = found
         if len(marks) < 2:
-            return self._checked_texts(text)
+            return self._checked_texts(text) if checks else None
         right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔", "✅", "☑")]
         if not right and not _VERDICT.match(text.lstrip()):
             return None  # "**B**\nA: wrong …\nC: wrong …": the other options ruled out after the answer
@@ -610,7 +611,7 @@ class _ChoiceReader(_Reader):
     def _glossed_label(self, text: str) -> Reading:
         """A short reply that says its answer in words and then labels it: "Nach links (B).", "Cylindre (A)";
         words that name another option, deny, hedge or ask make it no answer."""
-        m = re.fullmatch(r"([^()\n?]{1,40}?)\s*\(([A-Z])\)\s*[.!]?", text)
+        m = re.fullmatch(r"([^()\n?]{1,40}?)\s*\(([A-Z])\)\s*[.!]?", text) if text.endswith((")", ").", ")!")) else None
         if not m or m.group(2) not in self.labels:
             return None
         words, lab = m.group(1), m.group(2)
@@ -660,6 +661,21 @@ class _ChoiceReader(_Reader):
         return found.pop() if found else None
 
 
+@functools.lru_cache(maxsize=4096)  # option sets repeat across items
+def _glosses_of(options: tuple[tuple[str, str], ...], texts: tuple[str, ...]) -> dict[str, str]:
+    found = {lab: normalise(m.group(1)) for lab, text in options
+             for m in [re.search(r"\(([^()]+)\)\s*$", text)]  # a gloss on the whole option, of one step
+             if m and not re.search(r"\b(?:then|and|followed\s+by)\b", text, re.IGNORECASE)}
+    return {lab: g for lab, g in found.items() if list(found.values()).count(g) == 1
+            and set(g.split()) - _LITTLE_WORDS and g not in texts}
+
+
+@functools.lru_cache(maxsize=4096)
+def _unglossed_of(options: tuple[tuple[str, str], ...], texts: tuple[str, ...]) -> dict[str, str]:
+    found = {lab: normalise(re.sub(r"\([^()]*\)", " ", text)) for lab, text in options if "(" in text}
+    return {t: lab for lab, t in found.items() if t and list(found.values()).count(t) == 1 and t not in texts}
+
+
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
 # "…, i.e. option H": a pointer from the reply's words to the label it picks (for text options too)
 _POINTER = re.compile(r"(?:\bi\.?\s?e\.?|\bthat\s+is|\bnamely|\bhence|\bthus|\btherefore|\bwhich\s+is)\s*,?\s*$",
@@ -700,7 +716,9 @@ _MARKS = "✅❌✔✓✗✘☑✖👍👎\ufe0f"
 class _YesNoReader(_Reader):
     def _synonym(self, text: str) -> Reading:
         """A reply opening with yes or no said another way ("Correct — …", "Negative.", "Not really.")."""
-        text = _strip_markup(text).strip().strip(" \t\"'“”‘’[]{}" + _MARKS)
+        text = text.strip().strip(" \t\"'“”‘’[]{}" + _MARKS)
+        if text[:1] in "*_`#>|-•":
+            text = _strip_markup(text).strip().strip(" \t\"'“”‘’[]{}" + _MARKS)  # "**Correct.**"
         m = _SYNONYM.match(text)
         if not m:
             return None
@@ -1035,6 +1053,8 @@ def _overruled(rest: str, reader: _Reader, answer: Reading) -> bool:
     """Whether the text beside an explicit answer (a JSON reasoning field, prose around ``<answer>`` tags)
     itself states a different answer: an answer phrase ("Final answer: plant"), a conclusion ("…, so the
     correct choice is B", "so yes, …") or "C is correct"."""
+    if len(rest.strip()) < 4:
+        return False  # nothing beside the answer: the common "<answer>C</answer>"
     rest = _strip_markup(rest)
     for m in _PHRASE.finditer(rest):
         if _span(reader, _innermost(m)) not in (None, AMBIGUOUS, answer):
@@ -1092,7 +1112,7 @@ def _respelled(response: str, reader: _ChoiceReader) -> str | None:
     "rigth" -> "right", "clokwise" -> "clockwise", "lmap" -> "lamp". None when nothing changes."""
     if len(response.split()) > MAX_RESPELL_WORDS:
         return None
-    vocab = {w for o in reader.item.options if o.text for w in re.findall(r"[a-z]+", o.text.lower()) if len(w) >= 4}
+    vocab = _vocabulary(tuple(o.text for o in reader.item.options if o.text))
     if not vocab:
         return None
     changed = False
@@ -1111,6 +1131,12 @@ def _respelled(response: str, reader: _ChoiceReader) -> str | None:
 
     fixed = re.sub(r"[A-Za-z]+", mend, response)
     return fixed if changed else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _vocabulary(texts: tuple[str, ...]) -> frozenset[str]:
+    """The words of four letters or more in an item's option texts (the words a typo may be mended to)."""
+    return frozenset(w for t in texts for w in re.findall(r"[a-z]+", t.lower()) if len(w) >= 4)
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -1135,15 +1161,18 @@ def _one_slip(a: str, b: str) -> bool:
 # one ("maybe", "though perhaps", "could also be") when what follows names another answer.
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
                             r"looking\s+(?:again|closer|more\s+closely)|on\s+a\s+closer\s+look|"
-                            r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather|actually[,\s]+no)\b", re.IGNORECASE)
+                            r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
+_ACTUALLY_NO = re.compile(r"\bactually[,\s]+no\b", re.IGNORECASE)  # "I think it's B. Actually, no, it's D."
 _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
 # Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
 # back even an explicit answer; a mere concession ("although D might seem plausible") does not.
 _ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
                    r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b"
-                   r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b"
-                   r"|(?:^|[.!?;]\s+|\bhmm+,?\s+)or\b(?!\s+rather\b)", re.IGNORECASE)  # "C. Hmm, or A."
+                   r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b", re.IGNORECASE)
+# "C. Hmm, or A.": an "or" that opens a sentence (or follows a "hmm") offers another answer
+_OR_AGAIN = re.compile(r"\bor\b(?!\s+rather\b)", re.IGNORECASE)
+_OR_OPENS = re.compile(r"(?:^|[.!?;]\s*|\bhmm+,?\s*)$", re.IGNORECASE)
 _CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
                          re.IGNORECASE)
 
@@ -1156,14 +1185,16 @@ def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool =
     question = re.match(r"^([^\n?.!;]{1,100})\?", text) if implicit else None
     if question and reader.span(question.group(1)) == answer:
         return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
-    cues = ((_REVISE_STRONG, True), (_REVISE_WEAK, False)) if implicit else ((_REVISE_STRONG, True),)
+    strong = ((_REVISE_STRONG, True), (_ACTUALLY_NO, True))
+    cues = strong + ((_REVISE_WEAK, False),) if implicit else strong
     for pattern, strong in cues:
         for m in pattern.finditer(text):
             after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
             got = reader.span(after) if after.strip() else None
             if got is AMBIGUOUS or (got is not None and got != answer) or (strong and got != answer):
                 return True
-    for m in _ALSO.finditer(text):
+    alternatives = [m for m in _OR_AGAIN.finditer(text) if _OR_OPENS.search(text[max(0, m.start() - 8):m.start()])]
+    for m in [*_ALSO.finditer(text), *alternatives]:
         begin = max(text.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
         sentence = _CONNECTIVE.sub("", _clean_span(text[begin:m.start()]))
         # its subject: "I would say C, but A is also possible" -> "A"
