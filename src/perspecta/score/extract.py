@@ -684,7 +684,8 @@ _POINTER = re.compile(r"(?:\bi\.?\s?e\.?|\bthat\s+is|\bnamely|\bhence|\bthus|\bt
 _ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|sixth)\s+(?:candidate|option|choice|one)\b", re.IGNORECASE)
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 _LABELLED = re.compile(r"\b(?i:(answer|option|choice|candidate|image|picture))\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
-                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
+                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?"
+                       r"(?i:correct|right|best|odd\s+one(?:\s+out)?|different\s+one)\b")  # "A is the odd one out"
 # "Looking at candidate A, …", "In image B the person …": the candidate examined, not the one chosen
 _EXAMINED = re.compile(r"\b(?:look(?:ing)?\s+at|consider(?:ing)?|compar(?:e|ing)(?:\s+it\s+with)?|check(?:ing)?|"
                        r"examin(?:e|ing)|inspect(?:ing)?|between|than|versus|vs\.?|like|unlike)\s+$",
