@@ -11,7 +11,8 @@ in another relation ("The laptop is on the right.") is dropped before reading
 that finds an answer decides:
 
 1. ``<answer>…</answer>`` tags (after dropping ``<think>…</think>`` reasoning);
-2. a JSON ``"answer"`` field (and ``"choice"``-like keys, which must agree with it);
+2. a JSON ``"answer"`` field (and ``"choice"``-like keys, which must agree with it; so must the
+   reasoning beside it and beside ``<answer>`` tags: "…, so the correct choice is B" overrules it);
 3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
    correct option is``, ``I choose``;
 4. ``\\boxed{…}``;
@@ -27,7 +28,8 @@ A level that finds two or more different answers, or a hedge ("A or B", "yes and
 wrong, never guessed; so does an answer of the two implicit levels (5, 6) that the reply takes
 back ("A. Actually, wait — B.", "so C… though perhaps A"), and an explicit one followed by a
 second thought or a live alternative ("Answer: C. Wait, …", "However, D is also plausible").
-Option letters
+A short reply that reads as nothing is read once more with its typos mended against the options'
+words ("rigth", "clokwise"). Option letters
 count only as standalone tokens in an answer position, so reasoning that mentions other
 options ("Option A and option C do not match") never overrides an explicit answer.
 """
