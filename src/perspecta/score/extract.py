@@ -1116,7 +1116,8 @@ def _respelled(response: str, reader: _ChoiceReader) -> str | None:
     if len(response.split()) > MAX_RESPELL_WORDS:
         return None
     vocab = _vocabulary(tuple(o.text for o in reader.item.options if o.text))
-    if not vocab:
+    if not vocab or re.search(r"<answer>|[{}]", response):
+        return None  # typos are mended in a plain reply, not inside an explicit format that read nothing
         return None
     changed = False
 
@@ -1124,9 +1125,9 @@ def _respelled(response: str, reader: _ChoiceReader) -> str | None:
         nonlocal changed
         word = m.group(0)
         low = word.lower()
-        if len(low) < 4 or low in vocab:
+        if len(low) < 4 or low in vocab.get((low[0], len(low)), ()):
             return word
-        near = [v for v in vocab if v[0] == low[0] and _one_slip(low, v)]
+        near = [v for n in (-1, 0, 1) for v in vocab.get((low[0], len(low) + n), ()) if _one_slip(low, v)]
         if len(near) != 1:
             return word
         changed = True
@@ -1137,9 +1138,13 @@ def _respelled(response: str, reader: _ChoiceReader) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _vocabulary(texts: tuple[str, ...]) -> frozenset[str]:
-    """The words of four letters or more in an item's option texts (the words a typo may be mended to)."""
-    return frozenset(w for t in texts for w in re.findall(r"[a-z]+", t.lower()) if len(w) >= 4)
+def _vocabulary(texts: tuple[str, ...]) -> dict[tuple[str, int], list[str]]:
+    """The words of four letters or more in an item's option texts (the words a typo may be mended to),
+    by first letter and length, so a word is compared only with those one letter longer or shorter."""
+    index: dict[tuple[str, int], list[str]] = {}
+    for w in sorted({w for t in texts for w in re.findall(r"[a-z]+", t.lower()) if len(w) >= 4}):
+        index.setdefault((w[0], len(w)), []).append(w)
+    return index
 
 
 def _one_slip(a: str, b: str) -> bool:
