@@ -170,7 +170,7 @@ _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\bi
                        r"\bruled\s+out|\beliminate|\bexclude|\bneither)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
 _AFTER_NEGATIVE = re.compile(r"^\s*(?:(?:is|are|seems|looks|would\s+be)\s+(?:not\b|wrong|incorrect|unlikely|"
                              r"ruled\s+out|implausible|eliminated|excluded)|[:,\-]?\s*(?:wrong|incorrect|unlikely|"
-                             r"ruled\s+out|eliminated|excluded)\b)", re.IGNORECASE)
+                             r"ruled\s+out|eliminated|excluded)\b|[:,\-]?\s*[❌✗✘✖])", re.IGNORECASE)  # "C ❌": crossed out
 
 
 def _strip_markup(text: str) -> str:
@@ -309,6 +309,8 @@ _VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
 # cell is the verdict ("| D | No change | Yes |", read after clean-up as "D: No change: Yes").
 _CHECK_CHARS = re.compile(r"[✅❌✓✔✗✘☑✖]")
 _VERDICT_MARK = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?[ \t]*[:.)\-–—=]*[ \t]*(✅|❌|✓|✔|✗|✘|☑|✖)")
+# a line per option with its text, then its mark: "A. Cannot be determined ❌", "C (No, …): ✅"
+_VERDICT_LINE = re.compile(r"^[ \t]*\(?([A-Z])\)?(?:[.):]|[ \t](?=\())[^\n✅❌✓✔✗✘☑✖]{0,120}?(✅|❌|✓|✔|✗|✘|☑|✖)", re.MULTILINE)
 _VERDICT_ROW = re.compile(r"^[ \t]*\(?([A-Z])\)?[ \t]*:[ \t]*[^:\n]{1,80}:[ \t]*"
                           r"(yes|no|correct|incorrect|wrong|true|false)\W*$", re.IGNORECASE | re.MULTILINE)
 # A concession after the choice names a runner-up, not a second answer ("I'd go with B, though A is close");
@@ -540,6 +542,8 @@ class _ChoiceReader(_Reader):
         lab = max(starts, key=lambda lab: len(self.texts[lab]))
         clause = normalise(_clause(text))
         rest = clause[len(self.texts[lab]):] if clause.startswith(self.texts[lab]) else ""
+        if _AFTER_NEGATIVE.match(rest):
+            return None  # "Counter-clockwise ❌", "Facing away from the camera is wrong"
         if re.search(r"\bor\b", rest) or (self._affirmed(rest) - {lab}):
             return AMBIGUOUS
         return lab
@@ -577,7 +581,7 @@ class _ChoiceReader(_Reader):
         right, AMBIGUOUS if none or several are; None when the reply is not such a list."""
         marks = {m.group(1): m.group(2).lower() for m in _VERDICT.finditer(text) if m.group(1) in self.labels}
         checks = _CHECK_CHARS.search(text) is not None
-        for pattern in ((_VERDICT_MARK,) if checks else ()) + ((_VERDICT_ROW,) if text.count(":") >= 4 else ()):
+        for pattern in ((_VERDICT_MARK, _VERDICT_LINE) if checks else ()) + ((_VERDICT_ROW,) if text.count(":") >= 4 else ()):
             found = {m.group(1).upper(): m.group(2).lower() for m in pattern.finditer(text)
                      if m.group(1).upper() in self.labels}
             if len(found) >= 2 and set(found) - set(marks):
