@@ -358,7 +358,10 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, cats: list[str], n_extra: int, n_same: int,
              attempt: int) -> Item:
     coarse = granularity == "coarse"
-    scene = _scene(ctx, granularity, k, cats, n_extra, n_same)
+    try:
+        scene = _scene(ctx, granularity, k, cats, n_extra, n_same)
+    except SamplingError as e:  # a hard pair for its class (seats that must show their front): more layouts
+        raise Unreadable(str(e)) from e
     backdrop = realistic_backdrop(ctx, scene)
     # most rejected draws fail on pixel counts alone (measured: every one of 10 in 18
     # draws): the masks decide them before a colour pass, and the colour render of a
