@@ -133,6 +133,11 @@ PAIR_MARGIN_FRAC = 0.4
 # round-4 careful judge read them as 45 degrees apart; round-5 judges read "no rotation
 # needed" turns where the uncompensated reading put them, 10-15 degrees off.
 APPARENT_MARGIN_FRAC = 0.2
+# draws (of MAX_TRIES layouts each) that keep the unit's first pair categories; later draws
+# take fresh ones. Pinned for ever, a pair its class hardly allows (seed 5, unit 3: a seat B
+# whose front half must show while A lies 46-90 degrees to its left) ran over ten minutes;
+# the fallback is rare, so the categories stay nearly independent of the class.
+PINNED_ATTEMPTS = 2
 # fresh draws of B's heading on one layout before the layout is redrawn: a wide azimuth
 # gap leaves no heading that keeps both readings inside the bin
 YAW_DRAWS = 6
@@ -358,6 +363,8 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, cats: list[str], n_extra: int, n_same: int,
              attempt: int) -> Item:
     coarse = granularity == "coarse"
+    if attempt >= PINNED_ATTEMPTS:  # a pair its class hardly allows (see PINNED_ATTEMPTS): a fresh one
+        cats = _pair_categories(ctx, granularity, k)
     try:
         scene = _scene(ctx, granularity, k, cats, n_extra, n_same)
     except SamplingError as e:  # a hard pair for its class (seats that must show their front): more layouts
