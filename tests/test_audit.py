@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -68,6 +69,10 @@ def test_a_clean_balanced_dataset_passes_and_writes_json(tmp_path: Path) -> None
     assert data["ok"] is True and data["failures"] == []
     judged = [c for c in data["cells"] if c["judged"]]
     assert len(judged) >= 5
+    # round 6: the OK line states the power — the largest gap above chance the data cannot exclude
+    gap = max(e["hi"] - c["chance"] for c in judged if not c["control"] for e in c["predictors"].values() if e)
+    m = re.search(r"not ruled out: a skill-free score up to ([+-][0-9.]+) points", " ".join(r.stdout.split()))
+    assert m and abs(float(m.group(1)) - 100 * gap) < 0.11, r.stdout[-600:]
     for c in data["cells"]:
         for est in c["predictors"].values():
             assert est is None or 0.0 <= est["lo"] <= est["value"] <= est["hi"] <= 1.0

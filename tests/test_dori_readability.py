@@ -363,3 +363,31 @@ def test_a_tag_leader_never_ends_on_or_passes_another_object() -> None:
     squeezed[50:54, 60:64] = 2  # a 4 px object pressed against A: no clear pixel
     with pytest.raises(Unreadable, match="clear of the others"):
         draw_tag(np.zeros((128, 128, 3), dtype=np.uint8), squeezed, 1, "B", [])
+
+
+def test_inter_object_objects_whose_heading_counts_are_vehicles(lib: AssetLibrary, renderer,  # type: ignore[no-untyped-def]
+                                                               tmp_path: Path) -> None:
+    """Round 6: every tagged object whose heading the question reads (coarse: A and B;
+    granular: B), in every class, is a vehicle and records its facing; a granular A records
+    no facing (only its position counts)."""
+    from perspecta.suites.dori import inter_object, marks
+
+    task = inter_object.TASK
+    used_seen = 0
+    for unit in range(4):
+        ctx = ctx_for(lib, renderer, tmp_path, task, unit, seed=31, image_size=512)
+        items = get_task("dori", task).generate(ctx)
+        scenes = {s.scene_id: s for s in ctx.scenes}
+        for it in items:
+            views = it.metadata["readability"]["view"]
+            scene = scenes[it.scene_id]
+            for name, oid in (("A", "obj0"), ("B", "obj1")):
+                obj = scene.object(oid)
+                used = obj.has_front and inter_object.heading_used(oid, it.granularity)
+                assert ("facing_deg" in views[name]) == used
+                if used:
+                    used_seen += 1
+                    assert obj.category in inter_object.PAIR_CATEGORIES, (it.id, name, obj.category)
+                    assert not marks.backrest_hides_seat(obj.asset_id, obj.category)
+    assert used_seen >= 4
+

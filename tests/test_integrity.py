@@ -72,6 +72,15 @@ def test_eval_exits_nonzero_when_every_request_fails(small: Path, tmp_path: Path
     assert "every request failed" in text and "6 of 6 items failed (100.0%)" in text
 
 
+def test_eval_failed_share_says_requests_not_items_with_repeats(small: Path, tmp_path: Path) -> None:
+    """Round 6: with --repeats 2 the line read "12 of 12 items failed" for 6 items."""
+    with FakeServer(fail_rate=1.0, kinds=("500",)) as server:
+        r = _cli("eval", small, "-m", "openai:fake", "--base-url", server.url, "--retries", "0", "--repeats", "2",
+                 "--out", tmp_path / "r", "--no-progress")
+    text = " ".join(r.output.split())
+    assert "12 of 12 requests (6 items × repeats/modes) failed (100.0%)" in text, text
+
+
 def test_eval_reports_failed_share_and_counts_failed_as_wrong(small: Path, tmp_path: Path) -> None:
     with FakeServer() as server:
         evaluate(small, "openai:fake", tmp_path / "r", base_url=server.url, **FAST)

@@ -282,3 +282,267 @@ def test_score_of_an_empty_log_is_an_error_like_report(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["score", str(tmp_path), "--json", str(tmp_path / "s.json")])
     assert result.exit_code == 2 and "no scored records" in result.output
     assert not (tmp_path / "s.json").exists()
+
+
+def test_pcsr_strict_and_relaxed_do_not_credit_an_estimate_or_bound_as_a_count() -> None:
+    """Round 6: normalisation dropped the "+" of "3+" and the "~" of "~3" (strict matches for 3),
+    and the relaxed substring read the 3 inside "about 3" / "at most 3"; the harness grammar reads
+    none of these as a count. The GRPO accuracy reward (the relaxed matcher) must not pay them."""
+    from perspecta.suites.pcsr.rewards import accuracy_reward
+    from perspecta.suites.pcsr.scoring import score_response
+
+    md = {"candidates": [str(i) for i in range(11)]}
+    for reply in ("3+", "~3", ">3", "≈3", "3?", "<answer>3+</answer>", "about 3", "roughly three",
+                  "at most 3", "over 3", "3 or more", "3 or so", "up to 3", "around 3 chairs"):
+        assert score_response(reply, "3", md, "open") == {"strict": 0.0, "relaxed": 0.0}, reply
+    for reply in ("3", "<answer>3</answer>", "three", "3 chairs", "There are 3 chairs."):
+        assert score_response(reply, "3", md, "open")["relaxed"] == 1.0, reply
+    assert score_response("3", "3", md, "open")["strict"] == 1.0
+    names = {"candidates": ["chair", "table"]}
+    for reply in ("chair?", "<answer>chair?</answer>", "Chair ?"):
+        assert score_response(reply, "chair", names, "open") == {"strict": 0.0, "relaxed": 0.0}, reply
+    assert score_response("chair", "chair", names, "open")["strict"] == 1.0
+    rewards = accuracy_reward(["<think>x</think><answer>3+</answer>", "<think>x</think><answer>3</answer>"],
+                              answer=["3", "3"], answer_type=["open", "open"])
+    assert rewards == [0.0, 1.0]
+
+
+def test_one_annotator_shows_no_sd(tmp_path: Path) -> None:
+    """Round 6: the leaderboard's Human row and the human section printed "50.0 ± 0.0" for a single
+    annotator — a spread no one measured. With one annotator the SD is absent; with two it is shown."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections import human as human_section
+    from perspecta.report.sections.overview import leaderboard
+
+    registry.load_builtin_suites()
+
+    def rec(model: str, i: int, correct: bool) -> dict:
+        return {"item_id": f"lrr/position/base/{i:06d}", "suite": "lrr", "task": "position", "subtype": "left_right",
+                "model": model, "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no",
+                "correct": correct, "answer_type": "yesno", "n_options": 0, "latency_s": 2.0, "dataset": "d"}
+
+    def rows_for(annotators: dict[str, list[bool]]):
+        lines = [rec("m", i, True) for i in range(2)]
+        lines += [rec(f"human:{a}", i, c) for a, cs in annotators.items() for i, c in enumerate(cs)]
+        path = tmp_path / "results.jsonl"
+        path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+        agg = aggregate([path], set(registry.suites()))
+        models = [s for s in agg.runs.values() if not s.is_human]
+        ctx = Context(agg=agg, runs=[summarize_run(s) for s in models], states=models,
+                      human=[s for s in agg.runs.values() if s.is_human], options=ReportOptions(), out=tmp_path,
+                      files=[path])
+        (board,) = [b for b in leaderboard(ctx).blocks if b.slug == "leaderboard"]
+        human_row = [r for r in board.rows if r[0].startswith("Human")][0]
+        (sub_table,) = [b for b in human_section.build(ctx).blocks if b.slug == "human-subtypes"]
+        return human_row, sub_table.rows[0]
+
+    row, sub = rows_for({"ann1": [True, False]})
+    assert "±" not in " ".join(row) and row[3] == "50.0" and sub[2] == "50.0", (row, sub)
+    row, sub = rows_for({"ann1": [True, False], "ann2": [True, True]})
+    assert row[3] == "75.0 ± 35.4 (SD)" and sub[2] == "75.0 ± 35.4", (row, sub)
+
+
+def test_psychometric_curves_count_items_not_repeats(tmp_path: Path) -> None:
+    """Round 6: with --repeats R the curves' Wilson intervals and the slope's likelihood-ratio test
+    took the R copies of a temperature-0 answer as R x more evidence. 4 items per knob value with
+    1,2,2,3,3 right are flat (LR p = 0.11); the same answers repeated 6 times read "≥ 75% above 3.58"
+    (p = 1e-4). Taken at the items, 6 repeats read as 1 does."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections import curves
+
+    registry.load_builtin_suites()
+    right = {0.0: 1, 1.0: 2, 2.0: 2, 3.0: 3, 4.0: 3}
+
+    def rows(repeats: int) -> list[str]:
+        lines = []
+        for rep in range(repeats):
+            for x, k in right.items():
+                for j in range(4):
+                    ok = j < k
+                    lines.append({"item_id": f"spin/mental_rotation/base/{int(x)}{j}", "suite": "spin",
+                                  "task": "mental_rotation", "model": "m", "answer": "A", "status": "ok",
+                                  "prediction": "A" if ok else "B", "correct": ok, "n_options": 4,
+                                  "answer_type": "mcq", "repeat": rep, "dataset": "d",
+                                  "metadata": {"knobs": {"gap": x}}})
+        path = tmp_path / f"r{repeats}.jsonl"
+        path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+        agg = aggregate([path], set(registry.suites()))
+        states = list(agg.runs.values())
+        ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                      options=ReportOptions(), out=tmp_path, files=[path])
+        (table,) = [b for b in curves.build(ctx).blocks if hasattr(b, "rows")]
+        return table.rows[0]
+
+    one, six = rows(1), rows(6)
+    assert one[-1] == "flat" and six[-1] == "flat", (one, six)
+    assert six[1].startswith(one[1].split(" (n=")[0]) and "n=4 × 6 repeats" in six[1], (one[1], six[1])
+
+
+def test_report_refuses_to_mix_one_model_evaluated_two_ways(tmp_path: Path) -> None:
+    """Round 6: `perspecta report A B` where B re-evaluated some of A's items with other settings
+    (e.g. --image-max-side 256 --limit 1) let B's records silently replace A's: one row mixing two
+    evaluations, its Runs entry describing only B. Now refused, naming both files; a copied folder
+    (the same requests) and a resumed run within one log still read as before."""
+    import pytest
+
+    from perspecta.report.load import ReportInputError
+
+    registry.load_builtin_suites()
+
+    def rec(i: int, key: str, correct: bool) -> dict:
+        return {"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": "openai:m",
+                "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no", "correct": correct,
+                "answer_type": "yesno", "dataset": "d", "request_key": key}
+
+    def write(name: str, lines: list[dict]) -> Path:
+        path = tmp_path / name / "results.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+        return path
+
+    native = write("native", [rec(i, f"native{i}", i % 2 == 0) for i in range(4)])
+    small = write("small", [rec(0, "small0", False)])  # item 0 again, at another image size
+    with pytest.raises(ReportInputError, match="is in both"):
+        aggregate([native, small], set(registry.suites()))
+    copy = write("copy", [rec(0, "native0", True)])  # the same request: a copied folder
+    (st,) = aggregate([native, copy], set(registry.suites())).runs.values()
+    assert (summarize_run(st)["n"], summarize_run(st)["correct"]) == (4, 2)
+    resumed = write("resumed", [rec(0, "r0", False), rec(1, "r1", True), rec(0, "r0b", True)])
+    (st,) = aggregate([resumed], set(registry.suites())).runs.values()
+    assert (summarize_run(st)["n"], summarize_run(st)["correct"]) == (2, 2)
+
+
+def test_missing_items_of_one_suite_are_not_hidden_by_another_suites_records(tmp_path: Path) -> None:
+    """Round 6: `eval --suite spin` (complete), then `eval --suite lrr` into the same folder killed
+    before its last record. The run file asks lrr's items; the check compared every record of the
+    run (spin's too) with that count, found enough, and lrr read 1 of 1 instead of 1 of 2."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.run import evaluate
+
+    ds = tmp_path / "ds"
+    generate_dataset(ds, GenerationConfig(suites=["spin", "lrr"], n=2, seed=3,
+                                          tasks=["spin/mental_rotation", "lrr/pos"]))
+    out = tmp_path / "res"
+    evaluate(ds, "baseline:oracle", out, progress=False, suites=["spin"])
+    evaluate(ds, "baseline:oracle", out, progress=False, suites=["lrr"])
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["suite"] == "lrr"
+    (out / "results.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # the lrr run was killed
+    result = CliRunner().invoke(app, ["score", str(out), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads((tmp_path / "s.json").read_text())["runs"]
+    lrr = run["by_suite"]["lrr"]
+    assert (lrr["n"], lrr["failed"], run["missing"]) == (2, 1, 1), (lrr, run["missing"])
+
+
+def test_a_prompt_mode_killed_before_its_first_record_is_shown_failed(tmp_path: Path) -> None:
+    """Round 6: `eval --prompt-mode direct --prompt-mode cot` killed before any cot record: the cot
+    run vanished from score and report (no row, no note) although its run file asked it."""
+    from perspecta.dataset.generate import GenerationConfig, generate_dataset
+    from perspecta.run import evaluate
+
+    ds = tmp_path / "ds"
+    generate_dataset(ds, GenerationConfig(suites=["lrr"], n=2, seed=3, tasks=["lrr/pos"]))
+    out = tmp_path / "res"
+    evaluate(ds, "baseline:oracle", out, progress=False, prompt_modes=["direct", "cot"])
+    lines = [ln for ln in (out / "results.jsonl").read_text().splitlines() if json.loads(ln)["prompt_mode"] != "cot"]
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(app, ["score", str(out), "--json", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    runs = {r["prompt_mode"]: r for r in json.loads((tmp_path / "s.json").read_text())["runs"]}
+    assert set(runs) == {"direct", "cot"}, runs.keys()
+    assert (runs["cot"]["n"], runs["cot"]["failed"], runs["cot"]["missing"]) == (len(lines),) * 3
+
+
+def test_mode_deltas_compare_modes_on_one_dataset(tmp_path: Path) -> None:
+    """Round 6: LRR's direct-vs-reasoning table (and SpinBench's CoT Δ) keyed runs by model alone, so a
+    model's direct run on one dataset was the baseline of its cot run on another (other items)."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.suites.lrr import report as lrr_report
+
+    registry.load_builtin_suites()
+    lines = []
+    for ds, mode, correct in (("d1", "direct", True), ("d2", "cot", False)):
+        for i in range(4):
+            lines.append({"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": "m",
+                          "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no",
+                          "correct": correct, "answer_type": "yesno", "prompt_mode": mode, "dataset": ds})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    sec = lrr_report.build(ctx)
+    assert not [b for b in sec.blocks if getattr(b, "slug", "") == "lrr-modes"], "a Δ across two datasets"
+
+
+def test_pcsr_avg_column_is_relaxed_and_strict_like_its_cells(tmp_path: Path) -> None:
+    """Round 6: every PCSR cell reads "relaxed (strict)" but Avg showed the relaxed mean alone."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.suites.pcsr import report as pcsr_report
+
+    registry.load_builtin_suites()
+    lines = [{"item_id": f"pcsr/counting/base/{i:06d}", "suite": "pcsr", "task": "counting", "subtype": "count",
+              "model": "m", "answer": "3", "status": "ok", "prediction": "3", "correct": i == 0,
+              "answer_type": "open", "dataset": "d", "scores": {"strict": float(i == 0), "relaxed": 1.0}}
+             for i in range(2)]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    (table,) = [b for b in pcsr_report.build(ctx).blocks if getattr(b, "slug", "") == "pcsr-tasks"]
+    row = dict(zip(table.columns, table.rows[0]))
+    assert row["Avg"] == "100.0 (50.0)", row
+
+
+def test_finetune_pairs_base_and_tuned_on_one_dataset(tmp_path: Path) -> None:
+    """Round 6: base and tuned runs were paired by (model, mode) alone, so a tuned model evaluated on
+    one dataset was compared (Δ) with its base evaluated on another whenever the item counts matched."""
+    from perspecta.report.context import Context, ReportOptions
+    from perspecta.report.sections import finetune
+
+    registry.load_builtin_suites()
+    lines = []
+    for model, ds, correct in (("hf:tuned", "d1", True), ("hf:base", "d2", False)):
+        for i in range(4):
+            lines.append({"item_id": f"lrr/pos/base/{i:06d}", "suite": "lrr", "task": "pos", "model": model,
+                          "answer": "yes", "status": "ok", "prediction": "yes" if correct else "no",
+                          "correct": correct, "answer_type": "yesno", "dataset": ds})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    (tmp_path / "run-hf_tuned.json").write_text(json.dumps({
+        "model": "hf:tuned", "dataset_fingerprint": "d1", "config": {"split": "test"},
+        "backend": {"adapter": "/x/tuned", "base_model": "base", "training": {"kind": "sft", "dataset": {}}}}))
+    (tmp_path / "run-hf_base.json").write_text(json.dumps({"model": "hf:base", "dataset_fingerprint": "d2",
+                                                           "backend": {"path": "base"}}))
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                  options=ReportOptions(), out=tmp_path, files=[path])
+    sec = finetune.build(ctx)
+    tables = [b for b in sec.blocks if hasattr(b, "rows")]
+    assert not any(row[0] == "Δ (pp)" for t in tables for row in t.rows), "Δ between two datasets"
+    (transfer,) = [t for t in tables if t.slug == "finetune-transfer"]
+    assert all(row[6] == "—" and row[8] == "—" for row in transfer.rows), transfer.rows
+    assert any("no direct run on the same dataset" in n for n in sec.notes), sec.notes
+
+
+def test_a_person_typing_a_question_is_not_credited() -> None:
+    """Round 6: a model's "5?" is unparsed (wrong); the human app normalised a person's typed "5?" to
+    "5" and credited it. "Correct" must mean the same for both."""
+    from perspecta.dataset.item import Item
+    from perspecta.human.answers import score_human
+    from perspecta.score.scoring import score_response
+
+    registry.load_builtin_suites()
+    item = Item(id="pcsr/counting/base/000000-open", suite="pcsr", task="counting", question="<image>\nHow many?",
+                images=["a.png"], answer_type="open", answer="5",
+                metadata={"candidates": [str(i) for i in range(11)]})
+    for typed in ("5?", " 5 ? "):
+        assert score_response(item, model="m", response=typed).status == "unparsed"
+        assert score_human(item, "ann", typed, 1.0).correct is False, typed
+    assert score_human(item, "ann", "5", 1.0).correct is True
+    assert score_human(item, "ann", "five", 1.0).correct is True

@@ -88,9 +88,31 @@ def audit_command(
         raise typer.Exit(NOT_JUDGED_EXIT)
     status = f"[bold red]FAILED[/]: {len(failures)} of {judged} judged cells" if failures else \
         f"[green]OK[/]: none of {judged} judged cells"
+    open_gap = largest_open_gap(result)
+    power = "" if failures or open_gap is None else (
+        f"; not ruled out: a skill-free score up to {100 * open_gap[0]:+.1f} points above chance "
+        f"(95% upper end, {open_gap[1]}, {open_gap[2]}) — more items per task narrow it")
     out.print(f"{status} above chance by more than {threshold:g} points at the 95% lower bound "
-              f"({result.n_items} items, {result.seconds:.1f} s)" + (f"; JSON: {json_out}" if json_out else ""))
+              f"({result.n_items} items, {result.seconds:.1f} s){power}" + (f"; JSON: {json_out}" if json_out else ""),
+              highlight=False, soft_wrap=True)
     raise typer.Exit(1 if failures else 0)
+
+
+def largest_open_gap(result) -> tuple[float, str, str] | None:
+    """(gap, cell, predictor): the highest 95% upper end above chance among the judged cells.
+
+    "OK" says no judged cell's lower end clears the threshold; on a small dataset the
+    intervals are wide and that holds even when a shortcut is worth many points. The upper
+    end says how large a skill-free score the data cannot exclude — the audit's power — so
+    an OK is not read as "no shortcut" when it means "too few items to tell"."""
+    best = None
+    for c in result.cells:
+        if not c.judged or c.control:
+            continue
+        for fam, est in c.predictors.items():
+            if est is not None and (best is None or est.hi - c.chance > best[0]):
+                best = (est.hi - c.chance, c.key, fam)
+    return best
 
 
 def audit_for_run(dataset: Path, out: Console) -> None:

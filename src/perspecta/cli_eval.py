@@ -122,7 +122,10 @@ def eval_command(
                           highlight=False)
         n = len(records)
         failed = sum(r.status == "failed" for r in records)
-        share = f"{failed} of {n} items failed ({100 * failed / n:.1f}%)" if n else "no items"
+        items = len({r.item_id for r in records})
+        # with --repeats or several prompt modes a record is one (item, mode, repeat), not an item
+        unit = "items" if items == n else f"requests ({items} items × repeats/modes)"
+        share = f"{failed} of {n} {unit} failed ({100 * failed / n:.1f}%)" if n else "no items"
         console.print(f"[bold]{result.model}[/]: {share}; failed items count as wrong in the accuracy",
                       style="red" if failed else None, highlight=False)
         if n and failed == n:

@@ -45,7 +45,8 @@ def score_human(item: Item, annotator: str, answer: str, latency_s: float | None
 
     ``answer`` passed :func:`check_answer`. A typed open answer that the model-side
     extractor cannot read (e.g. a word where a number is expected) is still the
-    person's answer: it is kept, normalised, and scored wrong unless it matches.
+    person's answer: it is kept, normalised, and scored wrong unless it matches — and
+    a typed question ("5?") never matches, as a model's "5?" is unparsed.
     """
     rec = score_response(item, model=f"human:{annotator}", response=answer, latency_s=latency_s)
     if item.answer_type != "open" and rec.prediction != answer:
@@ -53,7 +54,10 @@ def score_human(item: Item, annotator: str, answer: str, latency_s: float | None
     if rec.status != "ok":
         rec.status = "ok"
         rec.prediction = normalise(answer)
-        rec.correct = is_correct(rec.prediction, item)
+        # a typed question ("5?", "table?") is not the answer, for a person as for a model: the
+        # grammar leaves a model's "5?" unparsed, and normalising the person's dropped the "?" and
+        # credited it (round 6)
+        rec.correct = not answer.strip().endswith("?") and is_correct(rec.prediction, item)
         rec.scores = {}
         for scorer in record_scorers_for(item.suite):
             rec.scores.update(scorer(rec))

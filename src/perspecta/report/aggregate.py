@@ -53,9 +53,10 @@ class RunState:
     _cells: dict[tuple[str, str, int], list[float]] | None = None
     suites: dict[str, Accumulator] = field(default_factory=dict)  # suite -> its spec's metric accumulator
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0.0, 0]))
-    # (suite, task, knob, value) -> [n, correct, sum of chance rates]: psychometric curves, every
-    # asked record (failed and unparsed count wrong, as in the headline accuracy)
-    knobs: dict[tuple[str, str, str, float], list[float]] = field(default_factory=dict)
+    # (suite, task, knob, value) -> [n, correct, sum of chance rates, {repeat: n}]: psychometric
+    # curves, every asked record (failed and unparsed count wrong, as in the headline accuracy); the
+    # per-repeat counts give the number of items behind the n records (repeats are not new items)
+    knobs: dict[tuple[str, str, str, float], list[Any]] = field(default_factory=dict)
 
     @property
     def is_human(self) -> bool:
@@ -147,7 +148,7 @@ class Aggregator:
         st.classes[cls] = st.classes.get(cls, 0) + 1
         knobs = md.get("knobs")
         if knobs:
-            _count_knobs(st, suite, task, knobs, answered and correct, n_opt, answer_type)
+            _count_knobs(st, suite, task, knobs, answered and correct, n_opt, answer_type, repeat)
         if st.is_human and answered and r.get("latency_s") is not None:
             lat = st.latency[f"{suite}/{task}/{subtype}"]
             lat[0] += float(r["latency_s"])
@@ -168,9 +169,10 @@ class Aggregator:
 
 
 def _count_knobs(st: RunState, suite: str, task: str, knobs: dict[str, Any], correct: bool, n_opt: int,
-                 answer_type: str) -> None:
+                 answer_type: str, repeat: int = 0) -> None:
     """Count the record at each numeric knob value it was generated with (non-numbers are skipped:
-    a curve needs an axis). Chance: 1/2 for yes/no, 1/k for k options, 0 for open answers."""
+    a curve needs an axis). Chance: 1/2 for yes/no, 1/k for k options, 0 for open answers. The
+    record's repeat is counted too, so the curves can take their intervals at the items."""
     chance = 0.5 if answer_type == "yesno" else 1.0 / n_opt if n_opt else 0.0
     for name, value in knobs.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -178,10 +180,11 @@ def _count_knobs(st: RunState, suite: str, task: str, knobs: dict[str, Any], cor
         key = (suite, task, str(name), float(value))
         c = st.knobs.get(key)
         if c is None:
-            c = st.knobs[key] = [0, 0, 0.0]
+            c = st.knobs[key] = [0, 0, 0.0, {}]
         c[0] += 1
         c[1] += correct
         c[2] += chance
+        c[3][repeat] = c[3].get(repeat, 0) + 1
 
 
 def _record_key(r: dict[str, Any]) -> tuple[Any, ...]:
@@ -225,6 +228,7 @@ def aggregate(files: Iterable[Path], known_suites: set[str], *, per_item: bool =
         return agg
     agg = Aggregator(per_item=per_item)
     owner: dict[int, tuple[Any, ...]] = {}
+    source: dict[int, tuple[Path, int, str]] = {}
     for line in iter_lines(files, known_suites):
         r = line.record
         h = _record_key_hash(r)
@@ -233,6 +237,26 @@ def aggregate(files: Iterable[Path], known_suites: set[str], *, per_item: bool =
             if owner.setdefault(h, key) != key:  # two different keys, one 64-bit hash: never guess
                 raise ReportInputError(f"{line.path}:{line.lineno}: record key hash collision; report cannot "
                                        "tell replaced records apart (please report this)")
+            _same_evaluation(source, h, line)
         if line.index not in superseded:
             agg.add(r)
     return agg
+
+
+def _same_evaluation(source: dict[int, tuple[Path, int, str]], h: int, line: Any) -> None:
+    """Refuse a record that would replace one of another results log made another way.
+
+    Within one log a later record of the same key is a resumed run's re-ask. Across logs it
+    is another evaluation — the same model at another image size, or an import beside an
+    eval — and letting the last file win silently mixed the two into one row (some items
+    answered one way, some the other) whose *Runs* entry described only one of them. The
+    same request in two logs (a copied folder) is the same answer and is let through."""
+    rk = line.record.get("request_key") or ""
+    first = source.setdefault(h, (line.path, line.lineno, rk))
+    if first[0] != line.path and not (rk and rk == first[2]):
+        r = line.record
+        raise ReportInputError(
+            f"{r['model']} ({r.get('prompt_mode', 'direct')}) item {r['item_id']} (repeat {int(r.get('repeat', 0))}) "
+            f"is in both {first[0]}:{first[1]} and {line.path}:{line.lineno}, asked another way (other settings, "
+            "prompts or an import): a report reads one record per item, so it would mix the two evaluations; "
+            "report the folders separately")

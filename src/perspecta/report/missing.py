@@ -8,9 +8,9 @@ from it the expected (mode, repeat, item) keys are known. Every expected key wit
 record is folded into the aggregator as a ``failed`` record (error ``no record``), so the
 headline, every suite metric and the tables count it wrong and show it as failed.
 
-Only runs whose record count falls short pay for the check: a second pass over the logs
-collects their present keys. A run file whose dataset is gone, or has another
-fingerprint, cannot say what was asked; such runs are left as they are.
+Only runs whose record count in the asked suites differs from what was asked pay for the
+check: a second pass over the logs collects their present keys. A run file whose dataset is
+gone, or has another fingerprint, cannot say what was asked; such runs are left as they are.
 """
 
 from __future__ import annotations
@@ -44,8 +44,11 @@ def _expected(info: dict[str, Any], cache: dict[str, Any]) -> tuple[list[Any], l
     return items, list(cfg.get("prompt_modes") or ["direct"]), int(cfg.get("repeats") or 1)
 
 
-def _present(st: RunState) -> int:
-    return int(sum(c[N] for (lv, _nm, _rep), c in st.cells.items() if lv == "all"))
+def _present(st: RunState, suites: set[str]) -> int:
+    """Records of the run in the suites the run file asked. Counting every record let an earlier
+    evaluation of another suite into the same folder (``eval --suite spin``, then ``--suite lrr``
+    killed halfway) make up the numbers, so the half-finished suite's missing items went unseen."""
+    return int(sum(c[N] for (lv, nm, _rep), c in st.cells.items() if lv == "suite" and nm in suites))
 
 
 def add_missing(agg: Aggregator, files: list[Path], infos: dict[tuple[str, str], dict[str, Any]],
@@ -63,9 +66,14 @@ def add_missing(agg: Aggregator, files: list[Path], infos: dict[tuple[str, str],
         items, modes, repeats = exp
         for mode in modes:
             st = agg.runs.get((model, mode, fingerprint))
-            if st is None or st.is_human:
+            if st is None:  # asked, never answered once (killed before its first record): every item
+                short[(model, mode, fingerprint)] = (items, repeats)  # is missing, not the run dropped
                 continue
-            if _present(st) < len(items) * repeats:
+            if st.is_human:
+                continue
+            # != rather than <: records beyond the selection (an earlier, larger --limit) can make up
+            # the count while items of the selection are missing; the key pass below decides
+            if _present(st, {it.suite for it in items}) != len(items) * repeats:
                 short[(model, mode, fingerprint)] = (items, repeats)
     if not short:
         return {}

@@ -11,7 +11,8 @@ in another relation ("The laptop is on the right.") is dropped before reading
 that finds an answer decides:
 
 1. ``<answer>…</answer>`` tags (after dropping ``<think>…</think>`` reasoning);
-2. a JSON ``"answer"`` field (and ``"choice"``-like keys, which must agree with it);
+2. a JSON ``"answer"`` field (and ``"choice"``-like keys, which must agree with it; so must the
+   reasoning beside it and beside ``<answer>`` tags: "…, so the correct choice is B" overrules it);
 3. an explicit answer phrase: ``final answer``, ``answer:``, ``the answer is``, ``the
    correct option is``, ``I choose``;
 4. ``\\boxed{…}``;
@@ -27,7 +28,8 @@ A level that finds two or more different answers, or a hedge ("A or B", "yes and
 wrong, never guessed; so does an answer of the two implicit levels (5, 6) that the reply takes
 back ("A. Actually, wait — B.", "so C… though perhaps A"), and an explicit one followed by a
 second thought or a live alternative ("Answer: C. Wait, …", "However, D is also plausible").
-Option letters
+A short reply that reads as nothing is read once more with its typos mended against the options'
+words ("rigth", "clokwise"). Option letters
 count only as standalone tokens in an answer position, so reasoning that mentions other
 options ("Option A and option C do not match") never overrides an explicit answer.
 """
@@ -46,7 +48,10 @@ from perspecta.score.relation import filter_relations
 
 _WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
           "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
-          "eleven": "11", "twelve": "12"}
+          "eleven": "11", "twelve": "12", "forty-five": "45", "ninety": "90",
+          # counts in Spanish and German, the fall-back languages seen in replies
+          "cero": "0", "uno": "1", "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "seis": "6",
+          "eins": "1", "zwei": "2", "drei": "3", "vier": "4", "fünf": "5", "sechs": "6"}
 _ARTICLES = {"a", "an", "the"}
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 MAX_OPEN_WORDS = 6  # an explicit open answer longer than this is prose, not an answer
@@ -75,6 +80,24 @@ class Parse:
 
 
 _COUNTER = re.compile(r"\b(?:counter|anti)[\s-]?clockwise\b")
+# Turns said as fractions ("a quarter turn clockwise") are the degrees the options spell out.
+_TURNS = ((re.compile(r"\b(?:a\s+)?three[\s-]quarters?(?:\s+of\s+a)?[\s-]turn\b"), " 270 degrees "),
+          (re.compile(r"\b(?:a\s+)?quarter[\s-]turn\b"), " 90 degrees "),
+          (re.compile(r"\b(?:a\s+)?half[\s-]turn\b"), " 180 degrees "))
+# Direction words of the languages multilingual models fall back to (Spanish, German, Chinese), as
+# the English word the options use; German "links"/"rechts" and a lone 左/右 only as a whole answer.
+_FOREIGN = ((re.compile(r"gegen\s+den\s+uhrzeigersinn|(?:en\s+)?sentido\s+antihorario|\bantihorario\b|逆时针"),
+             " counterclockwise "),
+            (re.compile(r"\bim\s+uhrzeigersinn\b|(?:en\s+)?sentido\s+horario|\bhorario\b|顺时针"), " clockwise "),
+            (re.compile(r"\b(?:a\s+la\s+)?izquierda\b|左(?:边|侧|面)"), " left "),
+            (re.compile(r"\b(?:a\s+la\s+)?derecha\b|右(?:边|侧|面)"), " right "),
+            (re.compile(r"\bdetr[aá]s\b|\batr[aá]s\b|后面|后方|背后"), " behind "),
+            (re.compile(r"\bdelante\b|前面|前方"), " front "))
+_FOREIGN_HINT = re.compile(r"turn|uhrzeigersinn|horario|izquierda|derecha|tr[aá]s|delante|[\u4e00-\u9fff]")
+_FOREIGN_WHOLE = {"links": "left", "nach links": "left", "rechts": "right", "nach rechts": "right", "左": "left",
+                  "右": "right", "hinten": "behind", "vorne": "front", "后": "behind", "前": "front",
+                  "back": "behind", "at my back": "behind", "at your back": "behind",
+                  **{f"{c}{u}": str(n) for n, c in enumerate("零一两三四五六七八九十") for u in ("", "个")}, "二": "2"}
 _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 
 
@@ -82,6 +105,11 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation if c not in ".-"})
 def normalise(text: str) -> str:
     """Lower case, no punctuation or articles, number words as digits, single spaces."""
     text = text.lower().replace("°", " degrees ").replace("’", "'").replace("~", " about ")
+    if "-" in text or "–" in text or "—" in text:
+        text = re.sub(r"(\d)\s*[–—-]\s*(?=\d)", r"\1 to ", text)  # "0–15 degrees" is "0 to 15 degrees"
+    if _FOREIGN_HINT.search(text):
+        for pattern, words in _TURNS + _FOREIGN:
+            text = pattern.sub(words, text)
     text = re.sub(r"n't\b", " not", text)  # "doesn't need C" keeps its negation once apostrophes go
     text = re.sub(r"(\d)\s*\+", r"\1 or more", text)  # "3+" is a bound, not 3
     text = re.sub(r"\btowards\b", "toward", text)
@@ -96,7 +124,8 @@ def normalise(text: str) -> str:
         if not w or w in _ARTICLES:
             continue
         words.append(_WORDS.get(w, w))
-    return " ".join(words)
+    joined = " ".join(words)
+    return _FOREIGN_WHOLE.get(joined, joined)
 
 
 # ---------------------------------------------------------------------- text clean-up
@@ -109,10 +138,12 @@ _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b|\b(?:correct|right|best|final|selected|chosen)\s+(?:option|choice|answer|one)\b"
     r"|\b(?:the\s+|my\s+|la\s+)?(?:answer|choice|guess|respuesta|r[ée]ponse|antwort|risposta|resposta)\b"
-    r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答)"  # "Respuesta final: B"
+    r"(?:\s+(?:final|finale|correcta|correcte|richtige))?|答案|回答"  # "Respuesta final: B"
+    r"|\b(?:(?:la\s+)?opci[oó]n|alternativa)\s+correcta\b|\bodd\s+one(?:\s+out)?\b)"  # "La opción correcta es la C"
     r"\s*(?:(?:(?:is|would\s+be|will\s+be|should\s+be|est|es|ist|[èé])\b|是|为)\s*:?|[:=：]|\s[-–—](?=\s))"
     r"\s*([^\n]*)"
-    r"|\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b:?\s*([^\n]*)",
+    r"|(?:\bI(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with|opt\s+for|say)\b|我?选择?(?!项))"
+    r":?\s*([^\n]*)",
     re.IGNORECASE,
 )
 _FINAL = re.compile(r"\bfinal\s+(?:answer|option|choice)\b", re.IGNORECASE)
@@ -139,7 +170,7 @@ _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bnor|\bexcept|\brather\s+than|\bi
                        r"\bruled\s+out|\beliminate|\bexclude|\bneither)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
 _AFTER_NEGATIVE = re.compile(r"^\s*(?:(?:is|are|seems|looks|would\s+be)\s+(?:not\b|wrong|incorrect|unlikely|"
                              r"ruled\s+out|implausible|eliminated|excluded)|[:,\-]?\s*(?:wrong|incorrect|unlikely|"
-                             r"ruled\s+out|eliminated|excluded)\b)", re.IGNORECASE)
+                             r"ruled\s+out|eliminated|excluded)\b|[:,\-]?\s*[❌✗✘✖])", re.IGNORECASE)  # "C ❌": crossed out
 
 
 def _strip_markup(text: str) -> str:
@@ -259,16 +290,34 @@ class _Reader:
         """Whether the reply's lines enumerate several answers (the options quoted back) rather than pick one."""
         return False
 
+    def quotes(self, line: str) -> bool:
+        """Whether a line is one of the item's options quoted exactly as the question gives it."""
+        return False
+
     def bare(self, text: str) -> Reading:
         return None
 
 
 _LABEL_AT = re.compile(r"\(?\[?([A-Za-z])\]?\)?(?=$|[\s.:,;)\]!?\-–—*。，（])")
 _LEAD_FOLLOW = re.compile(r"^(?:$|[.:,;)\]!?*]|\s*[-–—(]|\s+(?:because|since|as|is\s+(?:correct|right|the\b)|"
-                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n)", re.IGNORECASE)
+                          r"would\s+be|seems|looks|fits|matches)\b|\s*\n|\s*[✅✔✓☑\U0001F300-\U0001FAFF]|[（。，：；！])",
+                          re.IGNORECASE)  # "C ✅", "**C** 🚗": a check mark or an emoji after the label
 _VERDICT = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?\s*[:.)\-–—=]+\s*"
                       r"(yes|no|correct|incorrect|wrong|true|false|right|✓|✔|✗|✘)"
                       r"(?![A-Za-z])", re.IGNORECASE)
+# A check or cross per option ("A ❌ B ✅ C ❌", a table "| B | ✅ |"), and a table row whose last
+# cell is the verdict ("| D | No change | Yes |", read after clean-up as "D: No change: Yes").
+_CHECK_CHARS = re.compile(r"[✅❌✓✔✗✘☑✖]")
+_VERDICT_MARK = re.compile(r"(?<![A-Za-z0-9])\(?([A-Z])\)?[ \t]*[:.)\-–—=]*[ \t]*(✅|❌|✓|✔|✗|✘|☑|✖)")
+# a line per option with its text, then its mark: "A. Cannot be determined ❌", "C (No, …): ✅"
+_VERDICT_LINE = re.compile(r"^[ \t]*\(?([A-Z])\)?(?:[.):]|[ \t](?=\())[^\n✅❌✓✔✗✘☑✖]{0,120}?(✅|❌|✓|✔|✗|✘|☑|✖)", re.MULTILINE)
+_VERDICT_ROW = re.compile(r"^[ \t]*\(?([A-Z])\)?[ \t]*:[ \t]*[^:\n]{1,80}:[ \t]*"
+                          r"(yes|no|correct|incorrect|wrong|true|false)\W*$", re.IGNORECASE | re.MULTILINE)
+# A concession after the choice names a runner-up, not a second answer ("I'd go with B, though A is close");
+# one that calls the other option also right ("though A is also plausible") stays a live alternative.
+_CONCESSION = re.compile(r"[,;]?\s*\b(?:though|although|even\s+though|while|but)\b(?![^.;\n]*\b(?:also|equally)\b)"
+                         r"[^.;\n]*\b(?:close|tempting|a\s+near\s+miss|runner[\s-]up|second\s+(?:choice|best))\b.*",
+                         re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"\s*\(?([A-Za-z])\)?[.。]?\s*")
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])\(?([A-Z])\)?(?![A-Za-z0-9'’])")
 
@@ -304,7 +353,7 @@ class _ChoiceReader(_Reader):
     def _leading_label(self, text: str, *, strict: bool) -> Reading:
         """A label at the very start of ``text``; ``strict`` (reply start) also requires it to be followed
         by punctuation, the end or a connective, so "A car is…" and "I think…" are not labels."""
-        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+)?(?:option|choice|letter|image|view|picture|candidate)?\s*:?\s*", "", text,
+        text = re.sub(r"^(?:it(?:'s|’s|\s+is)\s+|la\s+|el\s+)?(?:option|choice|letter|image|view|picture|candidate)?\s*:?\s*", "", text,
                       flags=re.IGNORECASE)  # "Option B", "It's C", "It is option C"
         m = _LABEL_AT.match(text)
         if not m:
@@ -328,6 +377,7 @@ class _ChoiceReader(_Reader):
         own = self.texts.get(lab, "\0")
         # "C. <C's text>… or toward it": the option's own sentence is the answer's clause
         clause = _clause(follow_text) if follow.startswith(own) else _clause(rest)
+        clause = _CONCESSION.sub("", clause)  # "C, though B is close": B conceded, not chosen
         affirmed = re.sub(r"(?:\bnot\b|n't\b|\bnever\b).*", "", clause, flags=re.IGNORECASE)
         if re.search(r"\bor\b|/", affirmed, re.IGNORECASE) or self._other_labels(clause, lab):
             return AMBIGUOUS
@@ -371,7 +421,23 @@ class _ChoiceReader(_Reader):
         tails = [(lab, self.texts[lab][len(h):].strip()) for lab, h in self.heads.items()
                  if lab in commas and self.texts[lab].startswith(h + " ")
                  and len(set(self.texts[lab][len(h):].split()) - _LITTLE_WORDS) >= 2]
-        return list(self.texts.items()) + heads + tails
+        return list(self.texts.items()) + heads + tails + list(self._glosses.items())
+
+    @functools.cached_property
+    def _option_texts(self) -> tuple[tuple[str, str], ...]:
+        return tuple((o.label, o.text) for o in self.item.options if o.text)
+
+    @functools.cached_property
+    def _glosses(self) -> dict[str, str]:
+        """Option label -> its bracketed gloss ("to the back" of "away from the viewer (to the back)"), for
+        glosses no other option shares ("(seen from above)" on both rotations names neither)."""
+        return _glosses_of(self._option_texts, tuple(self.texts.values()))
+
+    @functools.cached_property
+    def _unglossed(self) -> dict[str, str]:
+        """Normalised option text without its bracketed gloss -> label ("rotate 90 degrees clockwise then
+        flip vertically" for "…, then flip vertically (mirror top-bottom)"), where that is unique."""
+        return _unglossed_of(self._option_texts, tuple(self.texts.values()))
 
     def _affirmed(self, text: str, heads: bool = False) -> set[str]:
         """``heads``: an option may be named by its head too, unless qualified ("slightly leftward")."""
@@ -386,9 +452,15 @@ class _ChoiceReader(_Reader):
         "matches candidate D", "**B** is correct". "Option A"/"Image A" read so only where the options are
         images (for text options it is reasoning about option A); ``any_kind``: every such label."""
         images = any_kind or any(o.image is not None for o in self.item.options)
-        return {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
-                if (m.group(2) or m.group(3)) in self.labels and (images or m.group(2) is None)
-                and not _negated(text, m.start(), m.end())}
+        found = {m.group(2) or m.group(3) for m in _LABELLED.finditer(text)
+                 if (m.group(2) or m.group(3)) in self.labels
+                 and (images or m.group(2) is None or _POINTER.search(text[max(0, m.start() - 20):m.start()]))
+                 and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 30):m.start()])}
+        if images:
+            found |= {self.labels[k] for m in _ORDINAL.finditer(text)
+                      if (k := _ORDINALS.index(m.group(1).lower())) < len(self.labels)
+                      and not _negated(text, m.start(), m.end()) and not _EXAMINED.search(text[max(0, m.start() - 34):m.start()])}
+        return found
 
     @functools.cached_property
     def _cores(self) -> dict[str, set[str]]:
@@ -460,6 +532,8 @@ class _ChoiceReader(_Reader):
         """An option text at the start of ``text``; ``short``: also a whole reply or span in short form."""
         norm = normalise(text)
         starts = [lab for lab, t in self.texts.items() if norm == t or norm.startswith(t + " ")]
+        if not starts and self._unglossed and normalise(_clause(text)) in self._unglossed:
+            return self._unglossed[normalise(_clause(text))]  # the option as written, its gloss left out
         if not starts:
             got = self._leading_head(text)
             if got is None and short and normalise(_clause(text)) == norm:
@@ -468,6 +542,8 @@ class _ChoiceReader(_Reader):
         lab = max(starts, key=lambda lab: len(self.texts[lab]))
         clause = normalise(_clause(text))
         rest = clause[len(self.texts[lab]):] if clause.startswith(self.texts[lab]) else ""
+        if _AFTER_NEGATIVE.match(rest):
+            return None  # "Counter-clockwise ❌", "Facing away from the camera is wrong"
         if re.search(r"\bor\b", rest) or (self._affirmed(rest) - {lab}):
             return AMBIGUOUS
         return lab
@@ -475,7 +551,8 @@ class _ChoiceReader(_Reader):
     # -- levels
 
     def conclusion(self, span: str) -> Reading:
-        return self.span(span, short=False)  # "…, so it is turned" (cut off): a short form needs a whole reply
+        # "…, so it is turned" (cut off): a short form needs a whole reply, or a sentence that ends ("…, so sideways.")
+        return self.span(span, short=bool(re.search(r"[.!]\s*$", span)))
 
     def span(self, span: str, *, short: bool = True) -> Reading:
         """``short``: whether a short form of an option ("Right.") may be read, as in a whole span."""
@@ -503,12 +580,29 @@ class _ChoiceReader(_Reader):
         """A verdict per option ("A: no. B: yes. C: no.", "A) no  B) no  C) yes"): the one option marked
         right, AMBIGUOUS if none or several are; None when the reply is not such a list."""
         marks = {m.group(1): m.group(2).lower() for m in _VERDICT.finditer(text) if m.group(1) in self.labels}
+        checks = _CHECK_CHARS.search(text) is not None
+        for pattern in ((_VERDICT_MARK, _VERDICT_LINE) if checks else ()) + ((_VERDICT_ROW,) if text.count(":") >= 4 else ()):
+            found = {m.group(1).upper(): m.group(2).lower() for m in pattern.finditer(text)
+                     if m.group(1).upper() in self.labels}
+            if len(found) >= 2 and set(found) - set(marks):
+                marks = found
         if len(marks) < 2:
-            return None
-        right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔")]
+            return self._checked_texts(text) if checks else None
+        right = [lab for lab, v in marks.items() if v in ("yes", "correct", "true", "right", "✓", "✔", "✅", "☑")]
         if not right and not _VERDICT.match(text.lstrip()):
             return None  # "**B**\nA: wrong …\nC: wrong …": the other options ruled out after the answer
         return right[0] if len(right) == 1 else AMBIGUOUS
+
+    def _checked_texts(self, text: str) -> Reading:
+        """Options written out with a mark on one line each ("| clockwise | ✔ |" as "clockwise: ✔"): the one
+        option checked, AMBIGUOUS if several are; None when no line both names an option and checks it."""
+        checked = set()
+        for line in text.splitlines():
+            if re.search(r"[✅✔✓☑]", line) and not re.search(r"[❌✗✘✖]", line):
+                got = self._leading_text(re.sub(r"[✅✔✓☑\ufe0f:|]+", " ", line).strip(), short=False)
+                if got is not None:
+                    checked.add(got)
+        return (checked.pop() if len(checked) == 1 else AMBIGUOUS) if checked else None
 
     def lead(self, text: str) -> Reading:
         text = _clean_span(text)
@@ -516,7 +610,21 @@ class _ChoiceReader(_Reader):
         if got is not None:
             return got
         got = self._leading_label(text, strict=True)
+        if got is None:
+            got = self._glossed_label(text)
         return got if got is not None else self._leading_text(text)
+
+    def _glossed_label(self, text: str) -> Reading:
+        """A short reply that says its answer in words and then labels it: "Nach links (B).", "Cylindre (A)";
+        words that name another option, deny, hedge or ask make it no answer."""
+        m = re.fullmatch(r"([^()\n?]{1,40}?)\s*\(([A-Z])\)\s*[.!]?", text) if text.endswith((")", ").", ")!")) else None
+        if not m or m.group(2) not in self.labels:
+            return None
+        words, lab = m.group(1), m.group(2)
+        if re.search(r"\b(?:not|no|never|or|maybe|perhaps|probably|possibly|if)\b", words, re.IGNORECASE):
+            return None
+        named = self._affirmed(words, heads=True) | ({self._leading_text(words)} - {None})
+        return lab if named <= {lab} else AMBIGUOUS
 
     def last_line(self, line: str) -> Reading:
         m = re.fullmatch(r"(?:option\s*)?\(?([A-Za-z])\)?(?:[.!]?|[.:)]?\s+(.*))", line, re.IGNORECASE)
@@ -524,11 +632,22 @@ class _ChoiceReader(_Reader):
             m.group(2) is None or normalise(m.group(2)) == self.texts.get(m.group(1).upper()))
         if labelled or normalise(line) in self.texts.values():  # "C", "C. <its text>" or a text alone
             return self.lead(line)
-        last = re.split(r"(?<=[.!?])\s+", line.strip())[-1]
-        m = re.fullmatch(r"\(?([A-Z])\)?[.!]?", last)
-        if m and m.group(1) in self.labels and last != line.strip():
+        last = re.split(r"(?<=[.!?;])\s+", line.strip())[-1]  # "Not C. Not E. It is B.", "Neither A nor B; it is C."
+        m = re.fullmatch(r"(?:(?:it(?:'s|’s|\s+is)|answer:?)\s+(?:option\s+)?)?\(?([A-Z])\)?[.!]?(?:\s*[✅✔✓☑])?", last,
+                         re.IGNORECASE)
+        if m and m.group(1) in self.labels and last != line.strip() and (m.group(1).isupper() or len(last) > 3):
+            before = _asserted(line.strip()[: -len(last)])
+            if self._affirmed(before, heads=True) - {m.group(1)}:
+                return AMBIGUOUS  # "The front points leftward; answer E.": the words and the label disagree
             return m.group(1)  # "…, so both ways are 180 degrees. D": the line's last sentence is a label
         return None
+
+    def quotes(self, line: str) -> bool:
+        m = re.fullmatch(r"\s*\(?([A-Z])[.):]\s*(.*?)\s*", _strip_markup(line))
+        if not m or m.group(1) not in self.labels:
+            return False
+        option = next(o for o in self.item.options if o.label == m.group(1))
+        return normalise(m.group(2)) == normalise(option.text) if option.text else m.group(2) == "<image>"
 
     def lists(self, lines: list[str]) -> bool:
         if self._verdicts("\n".join(lines)) is not None:
@@ -548,9 +667,35 @@ class _ChoiceReader(_Reader):
         return found.pop() if found else None
 
 
+@functools.lru_cache(maxsize=4096)  # option sets repeat across items
+def _glosses_of(options: tuple[tuple[str, str], ...], texts: tuple[str, ...]) -> dict[str, str]:
+    found = {lab: normalise(m.group(1)) for lab, text in options
+             for m in [re.search(r"\(([^()]+)\)\s*$", text)]  # a gloss on the whole option, of one step
+             if m and not re.search(r"\b(?:then|and|followed\s+by)\b", text, re.IGNORECASE)}
+    return {lab: g for lab, g in found.items() if list(found.values()).count(g) == 1
+            and set(g.split()) - _LITTLE_WORDS and g not in texts}
+
+
+@functools.lru_cache(maxsize=4096)
+def _unglossed_of(options: tuple[tuple[str, str], ...], texts: tuple[str, ...]) -> dict[str, str]:
+    found = {lab: normalise(re.sub(r"\([^()]*\)", " ", text)) for lab, text in options if "(" in text}
+    return {t: lab for lab, t in found.items() if t and list(found.values()).count(t) == 1 and t not in texts}
+
+
 _QUALIFIED = re.compile(r"\b(?:slightly|somewhat|bit|little|partly|partially|mostly|rather)\s+$")
+# "…, i.e. option H": a pointer from the reply's words to the label it picks (for text options too)
+_POINTER = re.compile(r"(?:\bi\.?\s?e\.?|\bthat\s+is|\bnamely|\bhence|\bthus|\btherefore|\bwhich\s+is)\s*,?\s*$",
+                      re.IGNORECASE)
+# "The second candidate", "the third one": the option at that place in the list (image options only)
+_ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|sixth)\s+(?:candidate|option|choice|one)\b", re.IGNORECASE)
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 _LABELLED = re.compile(r"\b(?i:(answer|option|choice|candidate|image|picture))\s*:?\s*\(?([A-Z])\)?(?![\w'’])"
-                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?(?i:correct|right|best)\b")
+                       r"|(?<![\w'’])\(?([A-Z])\)?\s+(?i:is|seems|looks)\s+(?i:the\s+)?"
+                       r"(?i:correct|right|best|odd\s+one(?:\s+out)?|different\s+one)\b")  # "A is the odd one out"
+# "Looking at candidate A, …", "In image B the person …": the candidate examined, not the one chosen
+_EXAMINED = re.compile(r"\b(?:look(?:ing)?\s+at|consider(?:ing)?|compar(?:e|ing)(?:\s+it\s+with)?|check(?:ing)?|"
+                       r"examin(?:e|ing)|inspect(?:ing)?|between|than|versus|vs\.?|like|unlike)\s+$",
+                       re.IGNORECASE)
 _LITTLE_WORDS = {"to", "of", "in", "on", "at", "by", "for", "with", "as", "from", "and", "then", "so", "it", "its",
                  "is", "are", "be", "their", "his", "her", "they", "them", "s", "about", "already"}
 _NEGATORS = {"no", "not", "cannot", "never", "without"}
@@ -564,7 +709,32 @@ _YN = "|".join(sorted(map(re.escape, _YES), key=len, reverse=True))
 _YN_WORD = re.compile(rf"\b({_YN})\b", re.IGNORECASE)
 
 
+# Yes and no said another way. "Correct."/"That's right." affirm the question's statement, "Negative."/
+# "Not really." deny it; "Certainly."/"Of course." count only as the whole reply (as openers they are chat:
+# "Certainly! Let me look at the image…"), and "Right." only standing alone ("Right, so…" is a pause).
+_SYNONYM_NO = (r"incorrect|negative|not\s+really|(?:absolutely|definitely|certainly|of\s+course|surely)\s+not|"
+               r"not\s+at\s+all|that(?:'s|\s+is)\s+(?:wrong|incorrect|false|not\s+(?:right|correct|true))")
+_SYNONYM_YES = r"correct|affirmative|that(?:'s|\s+is)\s+(?:right|correct|true)|yup"
+_SYNONYM = re.compile(rf"(?:({_SYNONYM_NO})|({_SYNONYM_YES}))(?=\s*(?:$|[.!;,:]|[—–]|\s-\s))"
+                      r"|(?:definitely|absolutely|certainly|of\s+course|indeed|right)(?=[.!]?\s*$)()", re.IGNORECASE)
+_MARKS = "✅❌✔✓✗✘☑✖👍👎\ufe0f"
+
+
 class _YesNoReader(_Reader):
+    def _synonym(self, text: str) -> Reading:
+        """A reply opening with yes or no said another way ("Correct — …", "Negative.", "Not really.")."""
+        text = text.strip().strip(" \t\"'“”‘’[]{}" + _MARKS)
+        if text[:1] in "*_`#>|-•":
+            text = _strip_markup(text).strip().strip(" \t\"'“”‘’[]{}" + _MARKS)  # "**Correct.**"
+        m = _SYNONYM.match(text)
+        if not m:
+            return None
+        value = "no" if m.group(1) else "yes"
+        clause = _clause(text[m.end():])
+        if re.search(r"\bor\b|\bbut\b", clause, re.IGNORECASE) or {_YES[w.lower()] for w in _YN_WORD.findall(clause)} - {value}:
+            return AMBIGUOUS
+        return value
+
     def _word_at_start(self, text: str) -> Reading:
         m = re.match(rf"\(?({_YN})\b\)?(.*)", text, re.IGNORECASE | re.DOTALL)
         if not m:
@@ -591,7 +761,10 @@ class _YesNoReader(_Reader):
         return bool(_DECLINE.search(_clause(text)))
 
     def span(self, span: str) -> Reading:
-        span = _clean_span(span)
+        got = self._synonym(span)
+        if got is not None:
+            return got
+        span = _clean_span(span).strip(_MARKS + " ")
         if not span:
             return None
         if self._declines(span):
@@ -608,7 +781,10 @@ class _YesNoReader(_Reader):
         return None
 
     def lead(self, text: str) -> Reading:
-        text = _clean_span(text)
+        got = self._synonym(text)
+        if got is not None:
+            return got
+        text = _clean_span(text).strip(_MARKS + " ")
         if self._declines(text):
             return AMBIGUOUS if _YN_WORD.match(text) or re.match(r"(?:not|i)\b", text, re.IGNORECASE) else None
         got = self._word_at_start(text)
@@ -629,6 +805,8 @@ class _YesNoReader(_Reader):
 
 _NONE_COUNT = re.compile(r"\b(?:there\s+(?:is|are)|i\s+(?:see|count)|see|count|contains?|has|have)\s+(?:no|none)\b"
                          r"|^none\b|^no\s+\w+s$")
+_MEASURE = re.compile(r"\d\s*(?:m|cm|mm|km|ft|in|meters?|metres?|centimet(?:er|re)s?|feet|foot|inch(?:es)?|"
+                      r"degrees?|deg|rad|seconds?|s|minutes?|min|kg|g|%|percent)\b")
 _BOUND = re.compile(r"\b(?:at\s+(?:least|most)|more\s+than|fewer\s+than|less\s+than|up\s+to|over|under)\s+\d"
                     r"|\d\s+or\s+(?:more|fewer|less)\b")
 
@@ -647,6 +825,8 @@ class _OpenReader(_Reader):
         norm = normalise(text)
         if self.numeric:
             named = {m.group() for m in _NUMBER.finditer(norm) if not _negated(norm, m.start(), m.end())}
+            if _MEASURE.search(norm):
+                return named | {"<measure>"}  # "2 m", "3 degrees": a length or an angle, not how many
             if any(_inexact(norm, m.start()) for m in _NUMBER.finditer(norm)):
                 return named | {"<estimate>"}  # "about 3", "2-3" name no single count
             single = re.search(r"\bsingle\b", norm)
@@ -675,7 +855,7 @@ class _OpenReader(_Reader):
         zero = self.numeric and "0" in self.candidates and re.match(r"(?:none|no\s+\w+)\W*$", span, re.IGNORECASE)
         if not span or (re.match(r"(?:not|none)\b", span, re.IGNORECASE) and not zero):
             return None
-        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate)\b", span, re.I):
+        if _DECLINE.search(span) or re.match(r"(?:neither|nothing|n/?a|unanswerable|indeterminate|both|all\s+of\s+them)\b", span, re.I):
             return AMBIGUOUS
         clause = _clause(span) or span
         if re.search(r"\bor\b|\beither\b|/", clause, re.IGNORECASE):
@@ -684,6 +864,13 @@ class _OpenReader(_Reader):
         if norm in self.candidates:
             return self.candidates[norm]  # the candidate as the item spells it ("TV", not "tv")
         named = self._named(clause)
+        if self.numeric and len(named) > 1 and not any(n.startswith("<") for n in named):
+            # "2 (two wardrobes: one on the left wall, one on the right)": a count, then how it was counted
+            m = re.match(r"\s*(\w+)\s*(?:\(|[-–—:]\s)(.*)", clause)
+            lead = normalise(m.group(1)) if m else ""
+            first = _NUMBER.search(normalise(m.group(2))) if m else None
+            if lead in named and (first is None or first.group() == lead):
+                return lead
         if len(named) > 1:  # "chair (next to the lamp)": naming two candidates is no single answer
             return AMBIGUOUS
         if named:
@@ -835,16 +1022,63 @@ def _after_tags(body: str, reader: _Reader) -> Reading:
     """The ``<answer>`` tags' reading, unless a second thought after the last one takes it back
     ("<answer>C</answer> Wait, it's D.")."""
     tags = list(_TAG.finditer(body))
+    if not tags:
+        opened = body.lower().rfind("<answer>")
+        if opened < 0 or "</answer>" in body.lower():
+            return None
+        return _span(reader, body[opened + len("<answer>"):])  # cut off before "</answer>": "<answer>righ"
     got = _combine([_span(reader, m.group(1)) for m in tags])
     if got is not None and got is not AMBIGUOUS:
         after = _strip_markup(body[tags[-1].end():]).strip()
         if after and _taken_back(after, reader, got, implicit=False):
             return AMBIGUOUS
+        if _overruled(_TAG.sub(" ", body), reader, got):
+            return AMBIGUOUS
     return got
 
 
-def parse(response: str | None, item: Item) -> Parse:
-    """Read ``response`` for ``item`` by the grammar in the module docstring."""
+def _from_json(body: str, reader: _Reader) -> Reading:
+    """The JSON answer field's reading, unless the reply's other text (its "reasoning" field) concludes
+    otherwise ({"answer": "C", "reasoning": "…, so the correct choice is B."}) or takes the answer back
+    after it ({"answer": "B", "reasoning": "…, no wait, …"})."""
+    got = _combine([_span(reader, v) for v in _json_values(body)])
+    if got is None or got is AMBIGUOUS:
+        return got
+    fields = list(_JSON.finditer(body))
+    if fields:
+        after = _strip_markup(body[fields[-1].end():]).strip(" \t\n\"',}")
+        if after and _taken_back(after, reader, got, implicit=False):
+            return AMBIGUOUS
+    return AMBIGUOUS if _overruled(_JSON.sub(" ", body), reader, got) else got
+
+
+_IS_CORRECT = re.compile(r"(?<![\w'’])\(?([A-Z])\)?\s+(?:is|seems|looks)\s+(?:the\s+)?"
+                         r"(?:correct|(?:right|best)\s+(?:answer|option|choice|one))\b")  # not "B looks right"
+
+
+def _overruled(rest: str, reader: _Reader, answer: Reading) -> bool:
+    """Whether the text beside an explicit answer (a JSON reasoning field, prose around ``<answer>`` tags)
+    itself states a different answer: an answer phrase ("Final answer: plant"), a conclusion ("…, so the
+    correct choice is B", "so yes, …") or "C is correct"."""
+    if len(rest.strip()) < 4:
+        return False  # nothing beside the answer: the common "<answer>C</answer>"
+    rest = _strip_markup(rest)
+    for m in _PHRASE.finditer(rest):
+        if _span(reader, _innermost(m)) not in (None, AMBIGUOUS, answer):
+            return True
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", _asserted(rest)):
+        m = _CONCLUSION.search(sentence)
+        # read as a reply's opening would be: "so B." or "so yes", not "so B turns …" (B the object)
+        if m and not isinstance(reader, _OpenReader) and reader.lead(m.group(1)) not in (None, AMBIGUOUS, answer):
+            return True
+    labels = {o.label for o in reader.item.options}
+    return any(m.group(1) in labels and m.group(1) != answer and not _negated(rest, m.start(), m.end())
+               for m in _IS_CORRECT.finditer(rest))
+
+
+def parse(response: str | None, item: Item, *, respell: bool = True) -> Parse:
+    """Read ``response`` for ``item`` by the grammar in the module docstring (``respell``: whether a short
+    reply that reads as nothing is re-read once with its typos mended, see :func:`_respelled`)."""
     if response is None or not response.strip():
         return Parse(None, "none")
     reader = _reader(item)
@@ -852,7 +1086,7 @@ def parse(response: str | None, item: Item) -> Parse:
     text = functools.lru_cache(maxsize=1)(lambda: _strip_markup(body))  # only the later levels need it
     levels: list[tuple[str, Any]] = [
         ("tag", lambda: _after_tags(body, reader)),
-        ("json", lambda: _combine([_span(reader, v) for v in _json_values(body)])),
+        ("json", lambda: _from_json(body, reader)),
         ("phrase", lambda: _phrases(text(), reader)),
         ("boxed", lambda: _combine([_span(reader, s) for s in _BOXED.findall(body)])),
         ("position", lambda: _position(text(), reader)),
@@ -867,7 +1101,71 @@ def parse(response: str | None, item: Item) -> Parse:
             return Parse(None, f"ambiguous:{name}")
         if got is not None:
             return Parse(str(got), name)
+    if respell and isinstance(reader, _ChoiceReader):
+        fixed = _respelled(response, reader)
+        if fixed is not None:
+            got_fixed = parse(fixed, item, respell=False)
+            if got_fixed.answer is not None:
+                return Parse(got_fixed.answer, f"respelled:{got_fixed.rule}")
     return Parse(None, "none")
+
+
+MAX_RESPELL_WORDS = 12  # only a short reply is re-read with its typos mended; prose is not guessed at
+
+
+def _respelled(response: str, reader: _ChoiceReader) -> str | None:
+    """A short reply that reads as nothing, with each word that is one slip away from exactly one word of
+    the options (a letter dropped, added, changed or two swapped, same first letter) spelled as that word:
+    "rigth" -> "right", "clokwise" -> "clockwise", "lmap" -> "lamp". None when nothing changes."""
+    if len(response.split()) > MAX_RESPELL_WORDS:
+        return None
+    vocab = _vocabulary(tuple(o.text for o in reader.item.options if o.text))
+    if not vocab or re.search(r"<answer>|[{}]", response):
+        return None  # typos are mended in a plain reply, not inside an explicit format that read nothing
+        return None
+    changed = False
+
+    def mend(m: re.Match[str]) -> str:
+        nonlocal changed
+        word = m.group(0)
+        low = word.lower()
+        if len(low) < 4 or low in vocab.get((low[0], len(low)), ()):
+            return word
+        near = [v for n in (-1, 0, 1) for v in vocab.get((low[0], len(low) + n), ()) if _one_slip(low, v)]
+        if len(near) != 1:
+            return word
+        changed = True
+        return near[0]
+
+    fixed = re.sub(r"[A-Za-z]+", mend, response)
+    return fixed if changed else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _vocabulary(texts: tuple[str, ...]) -> dict[tuple[str, int], list[str]]:
+    """The words of four letters or more in an item's option texts (the words a typo may be mended to),
+    by first letter and length, so a word is compared only with those one letter longer or shorter."""
+    index: dict[tuple[str, int], list[str]] = {}
+    for w in sorted({w for t in texts for w in re.findall(r"[a-z]+", t.lower()) if len(w) >= 4}):
+        index.setdefault((w[0], len(w)), []).append(w)
+    return index
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one edit (insert, delete, substitute, or swap of neighbours);
+    four-letter words only by a swap ("lmap"), so short words ("lift", "left") stay as written."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
+            return True
+        return len(diff) == 1 and len(a) >= 5
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    if len(short) < 4:
+        return False
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    return short[i:] == long_[i + 1:]
 
 
 # After an answer read from the reply's position, a second thought takes it back: a strong
@@ -876,6 +1174,7 @@ def parse(response: str | None, item: Item) -> Parse:
 _REVISE_STRONG = re.compile(r"\b(?:wait|on\s+(?:second\s+thought|reflection|closer\s+inspection)|scratch\s+that|"
                             r"looking\s+(?:again|closer|more\s+closely)|on\s+a\s+closer\s+look|"
                             r"correction|let\s+me\s+reconsider|i\s+mean|or\s+rather)\b", re.IGNORECASE)
+_ACTUALLY_NO = re.compile(r"\bactually[,\s]+no\b", re.IGNORECASE)  # "I think it's B. Actually, no, it's D."
 _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although|could\s+(?:also\s+)?be|"
                           r"might\s+(?:also\s+)?be|or\s+else)\b", re.IGNORECASE)
 # Another answer offered as a live alternative ("However, D is also plausible", "it could also be D") takes
@@ -883,6 +1182,9 @@ _REVISE_WEAK = re.compile(r"\b(?:actually|maybe|perhaps|possibly|though|although
 _ALSO = re.compile(r"\b(?:also|equally)\s+(?:plausible|possible|likely|correct|valid|right|reasonable|an?\s+option)\b"
                    r"|\b(?:could|might|may)\s+also\s+be\b|\bor\s+(?:possibly|perhaps|maybe)\b"
                    r"|\b(?:it|this|that|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\b", re.IGNORECASE)
+# "C. Hmm, or A.": an "or" that opens a sentence (or follows a "hmm") offers another answer
+_OR_AGAIN = re.compile(r"\bor\b(?!\s+rather\b)", re.IGNORECASE)
+_OR_OPENS = re.compile(r"(?:^|[.!?;]\s*|\bhmm+,?\s*)$", re.IGNORECASE)
 _CONNECTIVE = re.compile(r"^(?:however|but|though|although|yet|still|that\s+said|then\s+again|and|also)\b[\s,]*",
                          re.IGNORECASE)
 
@@ -895,14 +1197,16 @@ def _taken_back(text: str, reader: _Reader, answer: Reading, *, implicit: bool =
     question = re.match(r"^([^\n?.!;]{1,100})\?", text) if implicit else None
     if question and reader.span(question.group(1)) == answer:
         return True  # the answer is put as a question: "A) Facing left? …", "Yes? No.", "Sofa? Or…"
-    cues = ((_REVISE_STRONG, True), (_REVISE_WEAK, False)) if implicit else ((_REVISE_STRONG, True),)
+    strong = ((_REVISE_STRONG, True), (_ACTUALLY_NO, True))
+    cues = strong + ((_REVISE_WEAK, False),) if implicit else strong
     for pattern, strong in cues:
         for m in pattern.finditer(text):
             after = _clause(re.sub(r"^[\s,:;.!—–-]+", "", text[m.end():]))
             got = reader.span(after) if after.strip() else None
             if got is AMBIGUOUS or (got is not None and got != answer) or (strong and got != answer):
                 return True
-    for m in _ALSO.finditer(text):
+    alternatives = [m for m in _OR_AGAIN.finditer(text) if _OR_OPENS.search(text[max(0, m.start() - 8):m.start()])]
+    for m in [*_ALSO.finditer(text), *alternatives]:
         begin = max(text.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
         sentence = _CONNECTIVE.sub("", _clean_span(text[begin:m.start()]))
         # its subject: "I would say C, but A is also possible" -> "A"
@@ -942,6 +1246,9 @@ def _position(text: str, reader: _Reader) -> Reading:
         return None
     lines = [ln for ln in stripped.splitlines() if ln.strip()]
     if reader.lists(lines):
+        rest = [ln for ln in lines if not reader.quotes(ln)]
+        if rest and len(lines) - len(rest) == len(getattr(reader, "labels", ())):
+            return _position("\n".join(rest), reader)  # every option quoted as given, then the reply proper
         return AMBIGUOUS  # "A. …\nB. …\nC. …": the options read back, no choice among them
     first = reader.lead(stripped)
     if first is not None and _tentative(stripped):

@@ -65,7 +65,17 @@ def repeat_error_bars(ctx: Any, sec: Any, suite: str) -> None:
 
 
 def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
+    """Mean and sample SD; the SD is None for one value — one annotator or one model run has
+    no spread, and "± 0.0" would claim one was measured (as Table 11's one-repeat rule)."""
     vals = [v for v in values if v is not None and not math.isnan(v)]
     if not vals:
         return None, None
-    return float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
+    return float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else None
+
+
+def pm(mean: float | None, sd: float | None, scale: float = 100.0, digits: int = 1) -> str:
+    """"m ± sd" (scaled, e.g. to %), "m" alone when there is no SD, a dash without a mean."""
+    if mean is None:
+        return "—"
+    text = f"{scale * mean:.{digits}f}"
+    return text if sd is None else f"{text} ± {scale * sd:.{digits}f}"

@@ -28,6 +28,12 @@ def _slug(*parts: str) -> str:
     return "curve-" + "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", p) for p in parts)
 
 
+def items_at(cell: list) -> int:
+    """The items behind a knob cell's records: the largest one-repeat count (all records when the
+    cell has no per-repeat counts)."""
+    return max(cell[3].values()) if len(cell) > 3 and cell[3] else int(cell[0])
+
+
 def _label(ctx: Context, st: RunState) -> str:
     return st.model if st.is_human else ctx.label(st)
 
@@ -69,14 +75,19 @@ def _curve(ctx: Context, sec: Section, states: list[RunState], suite: str, task:
     for i in sorted(per_run, key=lambda j: _label(ctx, states[j])):
         cells = per_run[i]
         xs = sorted(cells)
-        n = [cells[v][0] for v in xs]
-        k = [cells[v][1] for v in xs]
-        chance = sum(cells[v][2] for v in xs) / sum(n)
+        chance = sum(cells[v][2] for v in xs) / sum(cells[v][0] for v in xs)
+        # with --repeats R each item is R records; a temperature-0 model's repeats are copies of one
+        # answer, so the intervals and the slope's likelihood-ratio test are taken at the items
+        # (the accuracy stays correct / records), as the headline interval is (docs/scoring.md)
+        n = [float(items_at(cells[v])) for v in xs]
+        k = [cells[v][1] * items_at(cells[v]) / cells[v][0] for v in xs]
+        reps = max(len(cells[v][3]) if len(cells[v]) > 3 else 1 for v in xs)
         cis = [wilson_interval(c, t) for c, t in zip(k, n)]
         row = [_label(ctx, states[i])]
         ci = dict(zip(xs, cis))
         row += [f"{100 * cells[v][1] / cells[v][0]:.0f} [{100 * ci[v][0]:.0f}, {100 * ci[v][1]:.0f}] "
-                f"(n={cells[v][0]:.0f})" if v in cells else DASH for v in values]
+                f"(n={items_at(cells[v]):.0f}" + (f" × {reps} repeats)" if reps > 1 else ")") if v in cells else DASH
+                for v in values]
         row.append(f"{100 * chance:.0f}")
         s = {"xs": xs, "acc": [c / t for c, t in zip(k, n)], "lo": [c[0] for c in cis], "hi": [c[1] for c in cis],
              "chance": chance, "curve": None, "threshold": None, "flat": False}

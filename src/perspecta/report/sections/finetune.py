@@ -91,7 +91,9 @@ def build(ctx: Context) -> Section:
     if not tuned:
         sec.omitted = "no fine-tuned runs (evaluate a `perspecta train` output with --model hf:OUT)"
         return sec
-    by_key = {(r["model"], r["prompt_mode"]): r for r in ctx.runs}
+    # base and tuned pair on one prompt mode *and one dataset*: keyed by (model, mode) alone, a tuned
+    # run on one dataset was compared with its base on another whenever the item counts matched
+    by_key = {(r["model"], r["prompt_mode"], r.get("dataset", "")): r for r in ctx.runs}
 
     recipes = Table("finetune-runs", "Fine-tuned models and their training runs",
                     ["tuned model", "base model", "recipe", "kind", "trained on (train split)", "train items", "steps",
@@ -125,12 +127,15 @@ def build(ctx: Context) -> Section:
         if base is None:
             sec.notes.append(f"{m}: its base model {(info.get('backend') or {}).get('base_model')} was not evaluated "
                              "in these results, so there is no base row to compare with.")
-        for mode in sorted({r["prompt_mode"] for r in ctx.runs if r["model"] == m}):
-            t_run, b_run = by_key[(m, mode)], by_key.get((base, mode)) if base else None
+        for mode, dataset in sorted({(r["prompt_mode"], r.get("dataset", "")) for r in ctx.runs if r["model"] == m}):
+            t_run, b_run = by_key[(m, mode, dataset)], by_key.get((base, mode, dataset)) if base else None
+            if base is not None and b_run is None:
+                sec.notes.append(f"{ctx.label(t_run)}: its base {base} has no {mode} run on the same dataset, so "
+                                 "there is no base row to compare with.")
             tasks = sorted(t_run["by_task"])
             cols = _columns(t_run, tasks)
             per_task = Table(f"finetune-tasks-{len(sec.blocks)}",
-                             f"{m} [{mode}] vs base: accuracy % per task (DORI Table 12 style)",
+                             f"{ctx.label(t_run)} [{mode}] vs base: accuracy % per task (DORI Table 12 style)",
                              ["model", *[f"{label} ({_relation(task, training)})" for _, _, task, label in cols], "Avg"])
             rows = [("base", b_run), ("tuned", t_run)] if b_run else [("tuned", t_run)]
             for label, run in rows:
@@ -154,7 +159,7 @@ def build(ctx: Context) -> Section:
                 b_blk = _pool(b_run, group) if b_run else None
                 delta = (signed(100 * (t_blk["accuracy"] - b_blk["accuracy"]), 1)
                          if _comparable(t_blk, b_blk) else DASH)
-                transfer.rows.append([m, mode, suite, relation, str(len(group)), str(t_blk["n"]),
+                transfer.rows.append([ctx.label(t_run), mode, suite, relation, str(len(group)), str(t_blk["n"]),
                                       pct_ci(b_blk["accuracy"], b_blk["ci95"]) if b_blk else DASH,
                                       pct_ci(t_blk["accuracy"], t_blk["ci95"]), delta])
     sec.blocks.append(transfer)

@@ -10,7 +10,7 @@ from scipy import stats
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import is_baseline, mean_sd
+from perspecta.report.sections.common import is_baseline, mean_sd, pm
 from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, num, pct
 
@@ -36,7 +36,7 @@ def build(ctx: Context) -> Section:
         total, count = sum(x[0] for x in lat), sum(x[1] for x in lat)
         rt = total / count if count else None
         macc = float(np.mean(model_accs)) if model_accs else None
-        table.rows.append([sub, str(len(accs)), DASH if m is None else f"{pct(m)} ± {pct(sd)}", pct(macc),
+        table.rows.append([sub, str(len(accs)), pm(m, sd), pct(macc),
                            num(rt, 2), str(count)])
         if rt is not None and macc is not None:
             xs.append(100 * macc)

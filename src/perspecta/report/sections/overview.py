@@ -9,7 +9,7 @@ import numpy as np
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import kappa_of, mean_sd, run_kappa
+from perspecta.report.sections.common import kappa_of, mean_sd, pm, run_kappa
 from perspecta.report.summary import block, names
 from perspecta.report.tables import DASH, Table, num, pct, pct_ci
 from perspecta.suites.registry import suite_spec
@@ -49,11 +49,11 @@ def leaderboard(ctx: Context) -> Section:
         per_suite = []
         for s in suites:
             sm, ssd = mean_sd([block(h, "suite", s)["accuracy"] for h in ctx.human if s in names(h, "suite")])
-            per_suite.append(DASH if sm is None else f"{pct(sm)} ± {pct(ssd)}")
+            per_suite.append(pm(sm, ssd))
         km, _ = mean_sd([run_kappa(h) for h in ctx.human])
         table.rows.append([f"Human ({len(ctx.human)} annotators)", DASH,
                            str(sum(block(h, "all", "all")["n"] for h in ctx.human)),
-                           DASH if m is None else f"{pct(m)} ± {pct(sd)} (SD)", DASH, num(km),
+                           pm(m, sd) + (" (SD)" if sd is not None else ""), DASH, num(km),
                            *[DASH for _ in declared], *per_suite, DASH])
     for run in ctx.runs:
         if run.get("missing"):

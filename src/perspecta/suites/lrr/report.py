@@ -56,19 +56,21 @@ def build(ctx: Context) -> Section:
 
 
 def _modes(ctx: Context, sec: Section, pairs) -> None:
-    by_model: dict[str, dict[str, dict]] = defaultdict(dict)
+    # per (model, dataset): a model run on two datasets must not compare one's direct with the
+    # other's reasoning mode (the later dataset's run used to replace the earlier's in this dict)
+    by_model: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for run, _ in pairs:
-        by_model[run["model"]][run["prompt_mode"]] = run
+        by_model[(run["model"], run.get("dataset", ""))][run["prompt_mode"]] = run
     table = Table("lrr-modes", "LRR direct answers vs reasoning prompt modes (Tables II/III)",
                   ["model", "mode", "mean accuracy %", "S", "S (paper's parsing rule)", "Δ S vs direct"])
-    for model, modes in sorted(by_model.items()):
+    for _key, modes in sorted(by_model.items()):
         if len(modes) < 2:
             continue
         base = _score(modes["direct"])["total"] if "direct" in modes else None
         for mode, run in sorted(modes.items()):
             s = _score(run)
             acc = sum(s["accuracy"].values()) / len(s["accuracy"]) / 100 if s["accuracy"] else None
-            table.rows.append([model, mode, pct(acc), f"{s['total']:.1f}", f"{s['paper_rule']['total']:.1f}",
+            table.rows.append([ctx.label(run), mode, pct(acc), f"{s['total']:.1f}", f"{s['paper_rule']['total']:.1f}",
                                DASH if base is None or mode == "direct" else num(s["total"] - base, 1)])
     if table.rows:
         sec.blocks.append(table)

@@ -376,7 +376,8 @@ class Unreadable(ValueError):
 
 def render_checked(ctx: TaskContext, scene: Scene, frames: Sequence[dict[str, Any]],
                    named: dict[str, tuple[str, Sequence[int]]],
-                   contract: dict[str, Any] | None = None) -> tuple[list[RenderResult], dict[str, Any]]:
+                   contract: dict[str, Any] | None = None, *,
+                   color: bool = True) -> tuple[list[RenderResult], dict[str, Any]]:
     """Render ``frames`` and measure every object the question relies on.
 
     ``named`` maps a name (what the question calls the object, or its role) to its base
@@ -385,10 +386,17 @@ def render_checked(ctx: TaskContext, scene: Scene, frames: Sequence[dict[str, An
     and :class:`Unreadable` is raised when they break the contract (the defaults, or the
     stricter ``contract`` given), before anything is written, so the caller can draw the
     unit again.
+
+    The facts read the instance masks only, so the frames are rendered mask-only first
+    and in colour only once they pass: a rejected draw costs no colour pass, and the
+    colour render of a checked view takes the renderer's kept id layers (bit-identical
+    to its own). Nothing here draws from the unit's random stream, so the bytes are the
+    same as rendering colour first. ``color=False`` returns the mask-only results, for
+    callers that read masks only.
     """
     from perspecta.world.readability import object_facts, problems
 
-    results = [render_frame(ctx, scene, f) for f in frames]
+    results = [render_frame(ctx, scene, f, masks_only=True) for f in frames]
     objs: dict[str, dict[str, Any]] = {}
     for name, (oid, idxs) in named.items():
         for fi in idxs:
@@ -403,6 +411,8 @@ def render_checked(ctx: TaskContext, scene: Scene, frames: Sequence[dict[str, An
     bad = problems(record)
     if bad:
         raise Unreadable("; ".join(bad))
+    if color:
+        results = [render_frame(ctx, scene, f) for f in frames]
     return results, record
 
 

@@ -273,8 +273,10 @@ def _swapped_candidate(ctx: TaskContext, scene: Scene, ids: list[str], src_cam: 
     trial = dataclasses.replace(scene, objects=list(scene.objects) + [sa, sb])
     test_frames = [frames[k_src], frame(src_cam, swap_ids)]
     try:
+        # masks only: the images are rendered in colour once the unit is settled
         results, readability = render_checked(ctx, trial, test_frames, {display_name(a.category): (a.id, [0, 1]),
-                                                                         display_name(b.category): (b.id, [0, 1])})
+                                                                         display_name(b.category): (b.id, [0, 1])},
+                                              color=False)
     except Unreadable:
         return {}
     changed = changed_share(results[0], results[1], test_frames[0]["objects"], test_frames[1]["objects"])

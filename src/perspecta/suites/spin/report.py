@@ -12,7 +12,7 @@ from scipy import stats
 
 from perspecta.report import figures
 from perspecta.report.context import Context, Section
-from perspecta.report.sections.common import is_baseline, kappa_of, mean_sd, repeat_error_bars
+from perspecta.report.sections.common import is_baseline, kappa_of, mean_sd, pm, repeat_error_bars
 from perspecta.report.tables import DASH, Table, asked, asked_of, num, pct, signed
 from perspecta.suites.spin.metrics import PATTERNS
 
@@ -121,7 +121,7 @@ def _augmentation(ctx: Context, sec: Section, pairs) -> None:
                 per_key[k].append(100 * bp[k])
     stats_ = [mean_sd(per_key[k]) for k in keys]
     table.rows.append(["mean ± SD over model runs (baselines left out)",
-                       *[f"{m:.1f} ± {s:.1f}" if m is not None else DASH for m, s in stats_]])
+                       *[pm(m, s, scale=1.0) for m, s in stats_]])
     sec.blocks.append(table)
     path, fig = ctx.figure("spin-augmentation", "Consistency by augmentation pair, mean ± SD over model runs (Fig. 36)")
     figures.grouped_bars(keys, {"runs": [m or 0.0 for m, _ in stats_]}, fig.title, "consistency %", path,
@@ -168,12 +168,13 @@ def _task_kappa(run) -> dict[str, float | None]:
 
 
 def _cot(ctx: Context, sec: Section, pairs) -> None:
-    by_model: dict[str, dict[str, dict]] = defaultdict(dict)
+    # per (model, dataset): on two datasets, one's direct run is no baseline for the other's cot run
+    by_model: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for run, _ in pairs:
-        by_model[run["model"]][run["prompt_mode"]] = run
+        by_model[(run["model"], run.get("dataset", ""))][run["prompt_mode"]] = run
     table = Table("spin-cot-delta", f"κ per task: {BASELINE_MODE} vs other prompt modes, Δ = mode − {BASELINE_MODE} "
                   "(Table 2)", ["model", "mode", "task", f"κ {BASELINE_MODE}", "κ mode", "Δ"])
-    for model, modes in sorted(by_model.items()):
+    for _key, modes in sorted(by_model.items()):
         if BASELINE_MODE not in modes:
             continue
         base = _task_kappa(modes[BASELINE_MODE])
@@ -183,7 +184,7 @@ def _cot(ctx: Context, sec: Section, pairs) -> None:
             other = _task_kappa(run)
             for task in sorted(set(base) & set(other)):
                 b, o = base[task], other[task]
-                table.rows.append([model, mode, task, num(b), num(o),
+                table.rows.append([ctx.label(run), mode, task, num(b), num(o),
                                    signed(None if b is None or o is None else o - b)])
     if table.rows:
         sec.blocks.append(table)

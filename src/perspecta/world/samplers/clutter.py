@@ -28,8 +28,8 @@ from perspecta.world.samplers.common import (
     is_procedural,
     Rect,
     SamplingError,
+    _SAT_SLACK,
     any_overlap,
-    draw_uniform,
     footprint,
     assets_in,
     fit_distance,
@@ -269,20 +269,31 @@ def sample_clutter(
     ax, ay = area_[0] / 2, area_[1] / 2
 
     reasons: dict[str, int] = {"placement": 0, "frame": 0, "small": 0, "occlusion": 0}
+    # draw_uniform(rng, -ax, ax) is -ax + (ax - -ax) * rng.random(), the same for y and
+    # yaw: the ranges checked once, the draws inlined (placement makes ~2000 tries a call)
+    span_x, span_y = ax - -ax, ay - -ay
+    if not (0.0 <= span_x < math.inf and 0.0 <= span_y < math.inf):  # as draw_uniform would
+        raise ValueError(f"sample_clutter: need a finite area, got {area_}")
+    halves = [(float(i.size[0]) / 2, float(i.size[1]) / 2) for i in insts]
+    random = rng.random
     for _attempt in range(max_attempts):
         objects: list[SceneObject] = []
-        rects: list[Rect] = []
+        placed: list[tuple[float, float, float, float, float, float, float, Rect]] = []
         ok = True
         for k, inst in enumerate(insts):
             fixed = None if yaws is None else yaws[k]
+            hx, hy = halves[k]
             for _try in range(40):
-                yaw = draw_uniform(rng, 0.0, 360.0) if fixed is None else float(fixed)
-                x, y = draw_uniform(rng, -ax, ax), draw_uniform(rng, -ay, ay)
-                r = footprint(inst, x, y, yaw)  # most tries fail: make the object for the one kept
-                if r.inside_box(-ax, ax, -ay, ay) and not any_overlap(r, rects, gap_):
-                    objects.append(make_object(f"obj{k}", inst, x, y, yaw, z=top_z))
-                    rects.append(r)
-                    break
+                yaw = 0.0 + 360.0 * random() if fixed is None else float(fixed)
+                x = -ax + span_x * random()
+                y = -ay + span_y * random()
+                pose = _inside_area(hx, hy, x, y, yaw, ax, ay)
+                if pose is None or _hits_placed(pose, hx, hy, placed, gap_, inst, x, y, yaw):
+                    continue  # most tries fail here: the object is made for the one kept
+                objects.append(make_object(f"obj{k}", inst, x, y, yaw, z=top_z))
+                placed.append((pose[0], pose[1], hx, hy, pose[2], pose[3], math.hypot(hx, hy),
+                               footprint(inst, x, y, yaw)))
+                break
             else:
                 ok = False
                 break
@@ -324,6 +335,64 @@ def sample_clutter(
         f"{reasons['occlusion']} occluded below {min_visible:.2f}); use fewer or smaller objects, "
         f"a larger area or image, or a lower min_visible / min_pixels"
     )
+
+
+def _inside_area(hx: float, hy: float, x: float, y: float, yaw: float, ax: float,
+                 ay: float) -> tuple[float, float, float, float] | None:
+    """Whether ``footprint(inst, x, y, yaw).inside_box(-ax, ax, -ay, ay)``, for ``hx, hy`` =
+    ``float(inst.size[0]) / 2, float(inst.size[1]) / 2``, without making the rect: None
+    when outside, else the footprint's centre and the cos and sin of its yaw.
+
+    Why: sample_clutter makes ~2000 placement tries a call (DORI streets, SpinBench
+    tables) and keeps a handful; making a frozen ``Rect`` per try and calling its methods
+    was most of a try's cost. The same roundings as :func:`footprint`, the same float
+    operations in the same order as ``Rect._cos_sin`` / ``_corner_floats`` /
+    ``inside_box`` (margin 0), so the same answer to the bit
+    (``tests/test_clutter_placement.py``)."""
+    cx, cy = round(float(x), 5), round(float(y), 5)
+    t = math.radians(round(float(yaw) % 360.0, 4))
+    c, s = math.cos(t), math.sin(t)
+    p, q = hx * c, hy * s
+    r, u = hx * s, hy * c
+    x1, x2, y1, y2 = cx + p, cx - p, cy + r, cy - r
+    xs = (x1 - q, x2 - q, x2 + q, x1 + q)
+    ys = (y1 + u, y2 + u, y2 - u, y1 - u)
+    if (min(xs) >= -ax + 0.0 - 1e-9 and max(xs) <= ax - 0.0 + 1e-9
+            and min(ys) >= -ay + 0.0 - 1e-9 and max(ys) <= ay - 0.0 + 1e-9):
+        return cx, cy, c, s
+    return None
+
+
+def _hits_placed(pose: tuple[float, float, float, float], hx: float, hy: float,
+                 placed: list[tuple[float, float, float, float, float, float, float, Rect]], gap: float,
+                 inst: Instance, x: float, y: float, yaw: float) -> bool:
+    """``any_overlap(footprint(inst, x, y, yaw), rects, gap)`` on plain floats: the steps
+    of ``Rect.overlaps`` (far-apart test, then the four axes with the same expressions),
+    each placed rect given as (cx, cy, hx, hy, cos, sin, half diagonal, rect). A pair whose
+    margin falls within ``_SAT_SLACK`` goes to ``Rect.overlaps`` itself (its exact numpy
+    test), so every answer is that method's."""
+    cx, cy, c1, s1 = pose
+    diag = math.hypot(hx, hy)
+    for ox, oy, ohx, ohy, c2, s2, odiag, rect in placed:
+        dx, dy = ox - cx, oy - cy
+        reach = diag + odiag + gap
+        if dx * dx + dy * dy > 2.0 * reach * reach * (1.0 + 1e-6) + 1e-9:
+            continue
+        clear, apart = True, False
+        for ux, uy in ((c1, s1), (-s1, c1), (c2, s2), (-s2, c2)):
+            margin = (abs(dx * ux + dy * uy) - gap
+                      - hx * abs(c1 * ux + s1 * uy) - hy * abs(c1 * uy - s1 * ux)
+                      - ohx * abs(c2 * ux + s2 * uy) - ohy * abs(c2 * uy - s2 * ux))
+            if margin > _SAT_SLACK:
+                apart = True
+                break
+            if margin > -_SAT_SLACK:
+                clear = False
+        if apart:
+            continue
+        if clear or footprint(inst, x, y, yaw).overlaps(rect, gap):
+            return True
+    return False
 
 
 def _clutter_camera(
