@@ -584,10 +584,10 @@ def test_t7_two_step_turn_offers_the_one_step_view_as_the_slip() -> None:
     assert seen >= 1
 
 
-def test_t0_many_form_counts_two_to_five_with_balanced_values() -> None:
-    """T0 "many" form: office chairs 2..5 (the plan reaches five), every value asked equally
-    often within the form and all four offered; half the units at standard; the "few"
-    plan stays exact among its own units."""
+def test_t0_many_form_counts_two_to_four_with_balanced_values() -> None:
+    """T0 "many" form: office chairs 2..4 (five stopped generation at a fresh seed), every
+    value asked equally often within the form (to one, over 32 units) and all three
+    offered; half the units at standard; the "few" plan stays exact among its own units."""
     from collections import Counter
 
     from perspecta.suites.pcsr.perception import (
@@ -598,12 +598,13 @@ def test_t0_many_form_counts_two_to_five_with_balanced_values() -> None:
         plan_counts,
     )
 
-    assert count_many_plan() == [(v, "office", "chair") for v in range(2, 6)]
-    assert set(range(2, 6)) <= plan_counts("office", "chair")
+    assert count_many_plan() == [(v, "office", "chair") for v in range(2, 5)]
+    assert set(range(2, 5)) <= plan_counts("office", "chair")
     targets = [_count_target(_ctx(i, 5, "counting")) for i in range(64)]
     many = [t for t in targets if t[3] == 2]
-    assert len(many) == 32 and all(t[4] == 5 and t[2] == "chair" for t in many)
-    assert Counter(t[0] for t in many) == {2: 8, 3: 8, 4: 8, 5: 8}
+    assert len(many) == 32 and all(t[4] == 4 and t[2] == "chair" for t in many)
+    per_value = Counter(t[0] for t in many)
+    assert set(per_value) == {2, 3, 4} and max(per_value.values()) - min(per_value.values()) <= 1, per_value
     few = Counter(t[:3] for t in targets if t[3] == 0)
     assert sum(few.values()) == 32 and set(few) <= set(count_plan(3))
     if 32 % len(count_plan(3)) == 0:  # whole blocks of the few plan: every cell equally often
