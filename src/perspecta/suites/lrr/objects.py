@@ -395,8 +395,11 @@ def generate_obj_md(ctx: TaskContext) -> list[Item]:
     else:
         setting = (f"The camera and the surroundings stay fixed; {subject.text} may stand at a different spot in "
                    "each image and always faces the same way. Following")
+    # "at each step": a shuffled negative may step back and then forward, so its net move
+    # A -> C can point where its head does; asked of the whole path, a careful judge (round
+    # 6) could not tell whether that counts. Each step decides, as derive_md checks.
     body = (f"{labelled_images(3)}\n{setting} the order A, B, C, is the {subject.short} moving in the direction "
-            "its head points?")
+            "its head points at each step, from A to B and from B to C?")
     return _variant_items(ctx, variants, body=body, answer=yes, metadata_for=lambda frames: {
         "subject": name, "facing": facing, "negative": negative, "shown_order": order, "step_m": round(step, 4),
         "form": form, **SequenceFacts(scene_ids=[f.scene_id for f in frames]).to_metadata(),
