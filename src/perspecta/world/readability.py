@@ -15,7 +15,8 @@ The record (any subset of the keys)::
      "winner_margin": {"value": float, "min": float, "unit": str},
      "view": {"elevation_deg": float, "readable_elevation": [lo, hi],
               "front_back_confusable": bool, "mark": str, "head_on_readable": bool,
-              "tip_readable": bool, "face_square_deg": float},
+              "tip_readable": bool, "face_square_deg": float,
+              "facing_deg": float, "max_facing_deg": float},
      "contract": {...}}          # the thresholds the generator used, if not the defaults
 
 ``NAME`` is whatever the question calls the object (its role or its label).
@@ -28,7 +29,9 @@ question compares two headings the uncompensated reading must fall in the same b
 ``view`` (or ``{NAME: view}`` for several targets) is a target asset's readability mark: a front is read only from camera
 elevations inside ``readable_elevation`` (a tub chair's open shell looks like its back
 from above), an asset whose front is easily taken for its back may not be asked about, and one
-whose heading is lost when it lies on a side or upside down (``tip_readable`` False) may not be tipped.
+whose heading is lost when it lies on a side or upside down (``tip_readable`` False) may not be tipped,
+and a seat whose backrest hides it from behind is not seen further round than ``max_facing_deg``
+(``facing_deg``: 0 = facing the camera, 180 = facing away).
 """
 
 from __future__ import annotations
@@ -156,8 +159,11 @@ def problems(record: dict[str, Any] | None) -> list[str]:
         if view.get("head_on_readable") is False:
             out.append(f"target shown head-on, where its front does not read (mark {view.get('mark', '?')})")
         if view.get("tip_readable") is False:
-            out.append(f"target tipped onto a side or its back, where its heading does not read "
+            out.append(f"target may be tipped onto a side or its back, where its heading does not read "
                        f"(mark {view.get('mark', '?')})")
+        if view.get("max_facing_deg") is not None and view["facing_deg"] > view["max_facing_deg"] + 1e-6:
+            out.append(f"seat seen {view['facing_deg']:.1f}° from facing the camera (> {view['max_facing_deg']:g}°): "
+                       f"its backrest hides where it points")
         if view.get("face_square_deg") is not None and view["face_square_deg"] < MIN_FRONTLESS_OBLIQUE_DEG - 1e-9:
             out.append(f"frontless target shows a side {view['face_square_deg']:.1f}° from square to the camera "
                        f"(< {MIN_FRONTLESS_OBLIQUE_DEG:g}°): 'it already faces the camera' reads as true")

@@ -193,10 +193,12 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
 
 def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float, attempt: int) -> Item:
     coarse = granularity == "coarse"
-    # the class fixes whether the object gets tipped; tipped targets must keep their heading
-    tipped = k is not None and (list(COARSE)[k] in ("horizontal_axis_only", "both") if coarse else PAIRS[k][1] != 0)
+    # Every front target is drawn from the tip-readable pool, whatever the class: both class
+    # sets hold tipped classes (coarse "horizontal only"/"both", granular V != 0), and a pool
+    # that let animals and people into the untipped classes only would make "a dog => not
+    # tipped" a shortcut (round 6). The pool's category mix is the same in every class.
     asset = pick_target(ctx, cbd=k is None, cbd_real=ROUND_REAL, cbd_primitives=CONTROLS, elevation_range=ELEVATION,
-                        tipped=tipped)
+                        tipped=True)
     scene = studio_scene(ctx, asset, granularity, n_distractors=0, elevation_range=ELEVATION)
     if k is None:
         h, v = PAIRS[int(ctx.rng.integers(len(PAIRS)))]
@@ -217,7 +219,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, start_max: float
     scene.objects.append(after)
     _reframe(scene)
     rgbs, objects, second = render_pair(ctx, scene, jitter=pair_jitter(ctx))
-    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict(), "view": target_view(scene, asset, tipped=v != 0)})
+    record = check_readable({"objects": objects, "contract": CONTRACT.to_dict(), "view": target_view(scene, asset, tipped=True)})
     ctx.add_scene(scene)
     images = [ctx.save_image(rgb, f"{granularity}_{i}") for i, rgb in enumerate(rgbs, start=1)]
     if coarse:

@@ -14,7 +14,9 @@ that answer rests on two readings whose errors add). Both answers must also hold
 not compensate perspective (each heading read against the camera's axis, not the object's
 own line of sight): that reading keeps :data:`APPARENT_MARGIN_FRAC` of its bin from the
 edges (``readability["apparent_bin_margin"]``). Both tagged objects are seen obliquely (MIN_OBLIQUE_DEG) from a
-camera 20-40 degrees above the street. Tags
+camera 20-40 degrees above the street. A chair, armchair or sofa whose heading the question
+reads (coarse: A and B; granular: B) is seen from its front half or side, at most
+``marks.MAX_SEAT_FACING_DEG`` from facing the camera: from behind, its backrest hides its seat. Tags
 stand beside the objects with leader lines (never on them), and both objects must pass
 the readability contract at the image size (>= 512 px by default), else the unit redraws.
 CBD pairs hold one frontless object: real (a table, a plant, a barrel) or primitive; in
@@ -50,7 +52,7 @@ from perspecta.suites.dori.common import (
 )
 from perspecta.world import readability
 from perspecta.suites.dori.prompts import CANNOT_DETERMINE
-from perspecta.suites.dori.marks import view_record
+from perspecta.suites.dori.marks import seat_view, view_record
 from perspecta.suites.registry import task
 from perspecta.world.oracle import (
     egocentric_facing,
@@ -268,18 +270,41 @@ def _oblique(scene: Scene, object_id: str) -> bool:
     return min(f, 180.0 - f) >= MIN_OBLIQUE_DEG
 
 
-def _view(scene: Scene, object_id: str) -> dict[str, Any]:
-    """Readability mark of a tagged object (:mod:`perspecta.suites.dori.marks`)."""
+def heading_used(object_id: str, granularity: str) -> bool:
+    """Whether the question reads this tagged object's heading: both in the coarse
+    comparison, only B's in the granular turn (A there is a position)."""
+    return granularity == "coarse" or object_id == "obj1"
+
+
+def _view(scene: Scene, object_id: str, granularity: str) -> dict[str, Any]:
+    """Readability mark of a tagged object (:mod:`perspecta.suites.dori.marks`); when the
+    question reads its heading, its facing and, for a seat under a backrest, the limit
+    :data:`marks.MAX_SEAT_FACING_DEG` (round 6). The limit holds in every class, the
+    "Cannot be determined" one included, so a chair's view says nothing of the answer."""
     obj = scene.object(object_id)
-    return view_record(obj.asset_id, scene.camera("main"), obj.has_front)
+    cam = scene.camera("main")
+    view = view_record(obj.asset_id, cam, obj.has_front)
+    if obj.has_front and heading_used(object_id, granularity):
+        view.update(seat_view(obj.asset_id, obj.category, float(egocentric_facing(obj, cam))))
+    return view
 
 
-def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_same: int) -> Scene:
+def _pair_categories(ctx: TaskContext, granularity: str, k: int | None) -> list[str]:
+    """Categories of A and B, drawn once per unit before any layout, so that no rejection
+    rule redraws them. Why: the seat rule (:func:`_view`) rejects a chair, armchair or sofa
+    more often in some classes than in others (one seen from its front half realises "no
+    rotation" or "about 180" with A beside it, a 90-degree turn only with A on one side);
+    had each rejected layout redrawn the categories, "B is a chair" would lean toward those
+    classes. Only a frontless partner of a "Cannot be determined" pair depends on the class."""
+    cats = [PAIR_CATEGORIES[int(ctx.rng.integers(len(PAIR_CATEGORIES)))] for _ in range(2)]
+    if k is None:  # a frontless object where it makes the question undecidable: B for the granular turn
+        side = int(ctx.rng.integers(2))
+        cats[side if granularity == "coarse" else 1] = PAIR_CONTROLS[int(ctx.rng.integers(len(PAIR_CONTROLS)))]
+    return cats
+
+
+def _scene(ctx: TaskContext, granularity: str, k: int | None, cats: list[str], n_extra: int, n_same: int) -> Scene:
     for attempt in range(MAX_TRIES):
-        cats = [PAIR_CATEGORIES[int(ctx.rng.integers(len(PAIR_CATEGORIES)))] for _ in range(2)]
-        if k is None:  # a frontless object where it makes the question undecidable: B for the granular turn
-            side = int(ctx.rng.integers(2))
-            cats[side if granularity == "coarse" else 1] = PAIR_CONTROLS[int(ctx.rng.integers(len(PAIR_CONTROLS)))]
         extra = [DISTRACTORS[int(ctx.rng.integers(len(DISTRACTORS)))] for _ in range(n_extra)]
         # untagged look-alikes of a tagged object (same category), so the tag, not the
         # category, must pick out A and B — the paper's scenes hold several cars or people
@@ -308,7 +333,7 @@ def _scene(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_sa
             continue
         if not all(_oblique(scene, oid) for oid in ("obj0", "obj1")):
             continue
-        if any(readability.problems({"view": _view(scene, oid)}) for oid in ("obj0", "obj1")):
+        if any(readability.problems({"view": _view(scene, oid, granularity)}) for oid in ("obj0", "obj1")):
             continue  # a tub chair from above, a rounded retro car: its front would not read
         # the projected boxes bound the visible ones: a pair too small here fails the
         # contract after rendering, so skip the render
@@ -325,13 +350,18 @@ def _one(ctx: TaskContext, granularity: str) -> Item:
     k = balanced_class(ctx, len(COARSE) if coarse else len(GRANULAR), granularity)
     n_extra = int(knob(ctx, "n_street_distractors"))
     n_same = int(knob(ctx, "n_same_category"))
-    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, n_extra, n_same, attempt),
+    cats = _pair_categories(ctx, granularity, k)
+    return resample(ctx, lambda attempt: _attempt(ctx, granularity, k, cats, n_extra, n_same, attempt),
                     f"{TASK} {granularity}")
 
 
-def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_same: int, attempt: int) -> Item:
+def _attempt(ctx: TaskContext, granularity: str, k: int | None, cats: list[str], n_extra: int, n_same: int,
+             attempt: int) -> Item:
     coarse = granularity == "coarse"
-    scene = _scene(ctx, granularity, k, n_extra, n_same)
+    try:
+        scene = _scene(ctx, granularity, k, cats, n_extra, n_same)
+    except SamplingError as e:  # a hard pair for its class (seats that must show their front): more layouts
+        raise Unreadable(str(e)) from e
     backdrop = realistic_backdrop(ctx, scene)
     # most rejected draws fail on pixel counts alone (measured: every one of 10 in 18
     # draws): the masks decide them before a colour pass, and the colour render of a
@@ -356,7 +386,7 @@ def _attempt(ctx: TaskContext, granularity: str, k: int | None, n_extra: int, n_
         contract = dataclasses.replace(contract, min_bin_margin_frac=pair_margin_frac(ctx, granularity, bm["bin_width"]),
                                        min_apparent_margin_frac=APPARENT_MARGIN_FRAC)
     record: dict[str, Any] = {"objects": objects, "contract": contract.to_dict(),
-                              "view": {name: _view(scene, oid) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
+                              "view": {name: _view(scene, oid, granularity) for name, oid in (("A", "obj0"), ("B", "obj1"))}}
     if k is not None:
         record["bin_margin"] = bm
         record["apparent_bin_margin"] = apparent_margin(scene, granularity)

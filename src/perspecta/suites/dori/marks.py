@@ -91,8 +91,11 @@ CONFUSABLE = frozenset({
 # like an upright animal seen from another side (a judge read a dog pitched 77 and rolled 90
 # as an upright dog from behind), and upside down its head tucks under the body (an
 # upside-down cat's heading could not be read); a seated or crouching person folds into a
-# ball of limbs with no upright to measure the tip against. Upright turns stay readable.
-TIP_UNREADABLE_CATEGORIES = frozenset({"cat", "dog", "horse", "figure"})  # "figure": the procedural sheep
+# ball of limbs with no upright to measure the tip against. People at all (round 6, issue
+# 17): a standing girl upside down hides her face under her hair and body, and her
+# three-quarter turn of 270 degrees was read as 180; a person's heading is her face and
+# feet, both of which a tip turns away or folds under.
+TIP_UNREADABLE_CATEGORIES = frozenset({"cat", "dog", "horse", "figure", "person"})  # "figure": the procedural sheep
 TIP_UNREADABLE = frozenset({
     "sh3d:reallusion/girlSittingGround", "sh3d:reallusion/sitFemale01", "sh3d:reallusion/sitFemale02",
     "sh3d:reallusion/sitMale03",
@@ -100,7 +103,9 @@ TIP_UNREADABLE = frozenset({
 
 
 def tip_readable(asset_id: str, category: str) -> bool:
-    """Whether the asset's heading still reads when it lies on a side or upside down."""
+    """Whether the asset's heading still reads when it lies on a side or upside down.
+    Compound rotation draws every front target (tipped or not) from assets that pass, so
+    "a dog or a person => not tipped" is no shortcut (:mod:`.compound_rotation`)."""
     return category not in TIP_UNREADABLE_CATEGORIES and asset_id not in TIP_UNREADABLE
 
 
@@ -164,8 +169,9 @@ def view_record(asset_id: str, camera: Camera, has_front: bool = True, head_on: 
     """``readability["view"]`` of a target with a front: its mark, the window and the
     camera's actual elevation (validate checks that it lies inside the window); with
     ``head_on`` (the item shows it straight toward or away from the camera), whether its
-    front reads head-on too; with ``tipped`` (the item lays it on a side or its back),
-    whether its heading reads tipped (:func:`tip_readable`)."""
+    front reads head-on too; with ``tipped`` (the task may lay it on a side or its back:
+    compound rotation records it for every class), whether its heading reads tipped
+    (:func:`tip_readable`)."""
     lo, hi = readable_elevation(asset_id)
     out: dict[str, Any] = {"mark": mark_name(asset_id), "elevation_deg": round(float(camera_elevation(camera)), 3),
                            "readable_elevation": [lo, hi], "front_back_confusable": asset_id in CONFUSABLE and has_front}
@@ -173,4 +179,34 @@ def view_record(asset_id: str, camera: Camera, has_front: bool = True, head_on: 
         out["head_on_readable"] = head_on_readable(asset_id)
     if tipped and has_front:
         out["tip_readable"] = tip_readable(asset_id, category)
+    return out
+
+
+# Seats under a backrest (round 6, issue 17): seen from behind, a chair's backrest hides
+# where its seat points, so its exact heading is read from the backrest's plane alone (a
+# careful judge read a tablet-arm chair seen from behind 20 degrees off a "no rotation
+# needed" turn). Every chair mark above is such a seat; so is every chair, armchair and
+# sofa asset, marked or not.
+BACKREST_CATEGORIES = frozenset({"chair", "armchair", "sofa"})
+# Largest |egocentric facing| (0 = facing the camera, 180 = facing away) from which such a
+# seat's heading is measured: its front half and its profile, plus 10 degrees past the
+# profile. There the backrest's plane is turned only 10 degrees toward the camera and shows
+# as a sliver (sin 10 = 0.17 of its width) while the seat's whole side line, which the
+# heading is read from, stays in view; past it the backrest's face widens over the seat.
+MAX_SEAT_FACING_DEG = 100.0
+
+
+def backrest_hides_seat(asset_id: str, category: str) -> bool:
+    """Whether a backrest hides the asset's seat when it is seen from behind."""
+    return category in BACKREST_CATEGORIES or mark_name(asset_id) not in ("readable_from_above",
+                                                                         "front_back_confusable")
+
+
+def seat_view(asset_id: str, category: str, facing_deg: float) -> dict[str, Any]:
+    """The keys an inter-object view adds for an object whose heading the answer uses: its
+    |egocentric facing| and, for a seat under a backrest, the largest one allowed
+    (``readability.problems`` fails a facing beyond it)."""
+    out: dict[str, Any] = {"facing_deg": round(abs(float(facing_deg)), 3)}
+    if backrest_hides_seat(asset_id, category):
+        out["max_facing_deg"] = MAX_SEAT_FACING_DEG
     return out
