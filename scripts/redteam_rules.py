@@ -37,6 +37,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
 
 from perspecta.audit import crossfit
 from perspecta.audit.stats import share_interval
@@ -145,7 +146,7 @@ def oof_correct(X: sparse.csr_matrix, y: np.ndarray, fold: np.ndarray) -> np.nda
         if len(set(y[tr])) < 2:
             correct[te] = y[te] == y[tr][0]
             continue
-        m = LogisticRegression(C=1.0, solver="liblinear")
+        m = OneVsRestClassifier(LogisticRegression(C=1.0, solver="liblinear"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             m.fit(X[tr], y[tr])
