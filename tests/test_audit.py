@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perspecta.audit.core import audit_dataset
+from perspecta.audit.core import POOLED, audit_dataset
 from perspecta.audit.features import AuditInputError
 from perspecta.audit.images import CACHE_FILE
 from perspecta.audit.readability import summarise
@@ -49,7 +49,8 @@ def test_each_planted_shortcut_fails_the_audit_through_its_own_predictor(
         tmp_path: Path, toy_suite_hook: None, kind: str, family: str) -> None:
     result = audit_dataset(planted_dataset(tmp_path / kind, kind, seed=11))
     assert not result.ok
-    assert {c.task for c in result.failures} == {"planted"}  # the clean tasks stay clean
+    # the clean tasks stay clean (the suite's pooled cell may carry the planted task's excess)
+    assert {c.task for c in result.failures if c.task != POOLED} == {"planted"}
     task_cell = next(c for c in result.cells if c.task == "planted" and c.subtype is None)
     caught = task_cell.predictors[family]
     assert caught is not None and caught.lo - task_cell.chance > result.threshold
@@ -189,3 +190,38 @@ def test_a_suite_can_choose_the_metadata_fields_the_generic_features_read(
         assert features_score() < default - 0.15
     finally:
         registry.unregister_suite(SUITE)
+
+
+def _with_note(items: list[Item], share: float, seed: int) -> list[Item]:
+    """A note naming the answer appended to ``share`` of the questions, in every task."""
+    import copy
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for it in items:
+        it = copy.deepcopy(it)
+        if rng.random() < share:
+            it.question = f"{it.question} Note: {it.option(it.answer).text if it.options else it.answer}."
+        out.append(it)
+    return out
+
+
+def test_the_suite_pooled_cell_sees_a_cue_spread_over_its_tasks_and_passes_a_clean_suite(tmp_path: Path) -> None:
+    """A cue on a share of every task's items lifts each task a little; the suite's pooled
+    cell (each task's out-of-fold hits minus chance, averaged) fails where the excess is
+    real, and stays inside the threshold on a clean suite."""
+    from perspecta.audit.core import audit_items
+    from perspecta.audit.images import FingerprintStore
+    from perspecta.run.dataset import load_dataset
+
+    root = planted_dataset(tmp_path / "spread", "clean", n_units=80, seed=0)
+    ds = load_dataset(root)
+    store = FingerprintStore(root, ds.manifest.get("checksums"))
+    for share, fails in ((0.0, False), (0.45, True)):
+        result = audit_items(_with_note(ds.items, share, 0), store)
+        pooled = [c for c in result.cells if c.task == POOLED]
+        assert len(pooled) == 1 and pooled[0].judged and pooled[0].n == len(ds.items)
+        assert pooled[0].fail is fails, (share, pooled[0].to_dict())
+        if fails:
+            assert pooled[0].worst == "text"

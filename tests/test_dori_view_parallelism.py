@@ -90,3 +90,21 @@ def test_generated_items_follow_the_structured_prompt(tmp_path: Path) -> None:
     for pair in by_unit.values():
         assert sorted(p["granularity"] for p in pair) == ["coarse", "granular"]
         assert pair[0]["images"] == pair[1]["images"]
+
+
+def test_facing_away_is_no_more_oblique_than_facing_toward(tmp_path: Path) -> None:
+    """short6: "facing away" drawn over its whole 45-degree bin was mostly more oblique
+    than any "toward" item may be (the toward bin is +-15 with a third kept from its
+    edges), so how oblique the target looked told the answer without front or back. Both
+    head-on classes now draw the same deviation from exactly head-on."""
+    from perspecta.suites.dori.view_parallelism import _angle_for
+
+    lib = AssetLibrary.default()
+    toward, away = [], []
+    for i in range(300):
+        ctx = TaskContext("dori", "view_parallelism", i, 5, lib, None, tmp_path, config={})
+        toward.append(_angle_for(ctx, 0))
+        away.append(180.0 - _angle_for(ctx, 2))
+    assert max(away) <= max(toward) + 0.5
+    # the same spread, not a collapse onto exactly head-on
+    assert abs(sum(away) / len(away) - sum(toward) / len(toward)) < 0.5 and max(away) > 0.8 * max(toward)

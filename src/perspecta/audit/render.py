@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
-from perspecta.audit.core import AuditResult, Cell
+from perspecta.audit.core import POOLED, AuditResult, Cell
 from perspecta.audit.features import FAMILIES, FAMILY_TITLES
 from perspecta.audit.readability import QUANTITIES
 from perspecta.audit.stats import Estimate
@@ -48,11 +48,14 @@ def cells_table(result: AuditResult) -> Table:
     t.add_column("verdict", no_wrap=True)
     for c in result.cells:
         name = f"{c.suite}/{c.task}" if c.subtype is None else f"  {c.subtype}"
+        pooled = c.task == POOLED
+        if pooled:
+            name += " (all tasks pooled)"
         if c.control:
             name += " (text-only control)"
         letter = "—" if c.letter_share is None else f"{pts(c.letter_share.value)} {c.top_letter}"
         style = "bold red" if c.fail else ("dim" if not c.judged or c.control else None)
-        t.add_row(name, f"{c.n} ({c.clusters})", pts(c.chance), f"{pts(c.answer_share.value)} {c.top_answer}",
+        t.add_row(name, f"{c.n} ({c.clusters})", pts(c.chance), "—" if pooled else f"{pts(c.answer_share.value)} {c.top_answer}",
                   letter, *(estimate(c.predictors.get(f)) for f in FAMILIES), gap_text(c), verdict(c),
                   style=style)
     return t

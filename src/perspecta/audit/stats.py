@@ -59,3 +59,26 @@ def share_interval(hits: np.ndarray, cluster: np.ndarray, key: str, confidence: 
     n_eff = min(max(n_eff, float(c)), float(n))
     w_lo, w_hi = wilson(p, n_eff, z=float(norm.ppf(1 - alpha / 2)))
     return Estimate(p, min(b_lo, w_lo), max(b_hi, w_hi))
+
+
+def mean_interval(values: np.ndarray, cluster: np.ndarray, key: str, confidence: float = 0.95) -> Estimate:
+    """Mean of ``values`` (e.g. hit minus chance, per item) with a percentile cluster
+    bootstrap interval, widened to at least a normal interval from the between-cluster
+    spread (so a few clusters cannot collapse it)."""
+    n = len(values)
+    if n == 0:
+        return Estimate(float("nan"), -1.0, 1.0)
+    m = float(values.mean())
+    ids, inverse = np.unique(cluster, return_inverse=True)
+    c = len(ids)
+    sums = np.bincount(inverse, weights=values.astype(float), minlength=c)
+    counts = np.bincount(inverse, minlength=c).astype(float)
+    rng = np.random.default_rng(zlib.crc32(key.encode("utf-8")))
+    draw = rng.integers(0, c, size=(N_BOOT, c))
+    boot = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+    alpha = 1.0 - confidence
+    b_lo, b_hi = (float(x) for x in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
+    resid = sums - m * counts
+    se = math.sqrt(float((resid ** 2).sum())) / float(counts.sum()) if c > 1 else 1.0
+    z = float(norm.ppf(1 - alpha / 2))
+    return Estimate(m, min(b_lo, m - z * se), max(b_hi, m + z * se))
