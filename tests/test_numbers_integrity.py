@@ -13,6 +13,17 @@ from perspecta.report.summary import summarize_run
 from perspecta.suites import registry
 
 
+def _report_context(path: Path, out: Path):  # type: ignore[no-untyped-def]
+    """The report's Context over one results file (every run a model run), as `perspecta
+    report` builds it, for a section builder under test."""
+    from perspecta.report.context import Context, ReportOptions
+
+    agg = aggregate([path], set(registry.suites()))
+    states = list(agg.runs.values())
+    return Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
+                   options=ReportOptions(), out=out, files=[path])
+
+
 def _spin(item: int, variant: str, status: str, correct: bool | None) -> dict:
     group = f"spin/dynamic_translation/base/{item:06d}"
     return {"item_id": f"{group}/{variant}", "suite": "spin", "task": "dynamic_translation",
@@ -90,7 +101,6 @@ def test_heatmap_kappa_of_a_mixed_subtype_compares_options_with_their_chance(tmp
     chance on the options (1 of 4 right) and 0 of 4 on the open items has κ = 0 on the options;
     all-record accuracy (1/8) against the options' chance (1/4) read it as κ = −0.17."""
     from perspecta.report import figures
-    from perspecta.report.context import Context, ReportOptions
     from perspecta.report.sections.overview import heatmaps
 
     registry.load_builtin_suites()
@@ -104,10 +114,7 @@ def test_heatmap_kappa_of_a_mixed_subtype_compares_options_with_their_chance(tmp
                       "scores": {"strict": float(i == 0), "relaxed": float(i == 0)}, "dataset": "d"})
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in lines))
-    agg = aggregate([path], set(registry.suites()))
-    states = list(agg.runs.values())
-    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
-                  options=ReportOptions(), out=tmp_path, files=[path])
+    ctx = _report_context(path, tmp_path)
     seen = {}
     monkeypatch.setattr(figures, "heatmap", lambda data, rows, cols, title, out, **kw: seen.__setitem__(title, data))
     heatmaps(ctx)
@@ -347,7 +354,6 @@ def test_psychometric_curves_count_items_not_repeats(tmp_path: Path) -> None:
     took the R copies of a temperature-0 answer as R x more evidence. 4 items per knob value with
     1,2,2,3,3 right are flat (LR p = 0.11); the same answers repeated 6 times read "≥ 75% above 3.58"
     (p = 1e-4). Taken at the items, 6 repeats read as 1 does."""
-    from perspecta.report.context import Context, ReportOptions
     from perspecta.report.sections import curves
 
     registry.load_builtin_suites()
@@ -366,10 +372,7 @@ def test_psychometric_curves_count_items_not_repeats(tmp_path: Path) -> None:
                                   "metadata": {"knobs": {"gap": x}}})
         path = tmp_path / f"r{repeats}.jsonl"
         path.write_text("".join(json.dumps(d) + "\n" for d in lines))
-        agg = aggregate([path], set(registry.suites()))
-        states = list(agg.runs.values())
-        ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
-                      options=ReportOptions(), out=tmp_path, files=[path])
+        ctx = _report_context(path, tmp_path)
         (table,) = [b for b in curves.build(ctx).blocks if hasattr(b, "rows")]
         return table.rows[0]
 
@@ -457,7 +460,6 @@ def test_a_prompt_mode_killed_before_its_first_record_is_shown_failed(tmp_path: 
 def test_mode_deltas_compare_modes_on_one_dataset(tmp_path: Path) -> None:
     """Round 6: LRR's direct-vs-reasoning table (and SpinBench's CoT Δ) keyed runs by model alone, so a
     model's direct run on one dataset was the baseline of its cot run on another (other items)."""
-    from perspecta.report.context import Context, ReportOptions
     from perspecta.suites.lrr import report as lrr_report
 
     registry.load_builtin_suites()
@@ -469,17 +471,13 @@ def test_mode_deltas_compare_modes_on_one_dataset(tmp_path: Path) -> None:
                           "correct": correct, "answer_type": "yesno", "prompt_mode": mode, "dataset": ds})
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in lines))
-    agg = aggregate([path], set(registry.suites()))
-    states = list(agg.runs.values())
-    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
-                  options=ReportOptions(), out=tmp_path, files=[path])
+    ctx = _report_context(path, tmp_path)
     sec = lrr_report.build(ctx)
     assert not [b for b in sec.blocks if getattr(b, "slug", "") == "lrr-modes"], "a Δ across two datasets"
 
 
 def test_pcsr_avg_column_is_relaxed_and_strict_like_its_cells(tmp_path: Path) -> None:
     """Round 6: every PCSR cell reads "relaxed (strict)" but Avg showed the relaxed mean alone."""
-    from perspecta.report.context import Context, ReportOptions
     from perspecta.suites.pcsr import report as pcsr_report
 
     registry.load_builtin_suites()
@@ -489,10 +487,7 @@ def test_pcsr_avg_column_is_relaxed_and_strict_like_its_cells(tmp_path: Path) ->
              for i in range(2)]
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in lines))
-    agg = aggregate([path], set(registry.suites()))
-    states = list(agg.runs.values())
-    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
-                  options=ReportOptions(), out=tmp_path, files=[path])
+    ctx = _report_context(path, tmp_path)
     (table,) = [b for b in pcsr_report.build(ctx).blocks if getattr(b, "slug", "") == "pcsr-tasks"]
     row = dict(zip(table.columns, table.rows[0]))
     assert row["Avg"] == "100.0 (50.0)", row
@@ -501,7 +496,6 @@ def test_pcsr_avg_column_is_relaxed_and_strict_like_its_cells(tmp_path: Path) ->
 def test_finetune_pairs_base_and_tuned_on_one_dataset(tmp_path: Path) -> None:
     """Round 6: base and tuned runs were paired by (model, mode) alone, so a tuned model evaluated on
     one dataset was compared (Δ) with its base evaluated on another whenever the item counts matched."""
-    from perspecta.report.context import Context, ReportOptions
     from perspecta.report.sections import finetune
 
     registry.load_builtin_suites()
@@ -518,10 +512,7 @@ def test_finetune_pairs_base_and_tuned_on_one_dataset(tmp_path: Path) -> None:
         "backend": {"adapter": "/x/tuned", "base_model": "base", "training": {"kind": "sft", "dataset": {}}}}))
     (tmp_path / "run-hf_base.json").write_text(json.dumps({"model": "hf:base", "dataset_fingerprint": "d2",
                                                            "backend": {"path": "base"}}))
-    agg = aggregate([path], set(registry.suites()))
-    states = list(agg.runs.values())
-    ctx = Context(agg=agg, runs=[summarize_run(s) for s in states], states=states, human=[],
-                  options=ReportOptions(), out=tmp_path, files=[path])
+    ctx = _report_context(path, tmp_path)
     sec = finetune.build(ctx)
     tables = [b for b in sec.blocks if hasattr(b, "rows")]
     assert not any(row[0] == "Δ (pp)" for t in tables for row in t.rows), "Δ between two datasets"

@@ -39,21 +39,32 @@ def wilson(p: float, n: float, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def share_interval(hits: np.ndarray, cluster: np.ndarray, key: str, confidence: float = 0.95) -> Estimate:
-    """Point estimate and ``confidence`` interval of ``hits.mean()`` resampling clusters."""
-    n = len(hits)
-    if n == 0:
-        return Estimate(float("nan"), 0.0, 1.0)
-    p = float(hits.mean())
+def _cluster_bootstrap(values: np.ndarray, cluster: np.ndarray, key: str,
+                       confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[float, float]]:
+    """Per-cluster sums and sizes of ``values``, the bootstrap means (clusters resampled
+    N_BOOT times, seeded by ``key`` so a rerun prints the same interval) and their
+    ``confidence`` percentile interval."""
     ids, inverse = np.unique(cluster, return_inverse=True)
     c = len(ids)
-    sums = np.bincount(inverse, weights=hits.astype(float), minlength=c)
+    sums = np.bincount(inverse, weights=values.astype(float), minlength=c)
     counts = np.bincount(inverse, minlength=c).astype(float)
     rng = np.random.default_rng(zlib.crc32(key.encode("utf-8")))
     draw = rng.integers(0, c, size=(N_BOOT, c))
     boot = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
     alpha = 1.0 - confidence
     b_lo, b_hi = (float(x) for x in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
+    return sums, counts, boot, (b_lo, b_hi)
+
+
+def share_interval(hits: np.ndarray, cluster: np.ndarray, key: str, confidence: float = 0.95) -> Estimate:
+    """Point estimate and ``confidence`` interval of ``hits.mean()`` resampling clusters."""
+    n = len(hits)
+    if n == 0:
+        return Estimate(float("nan"), 0.0, 1.0)
+    p = float(hits.mean())
+    sums, counts, boot, (b_lo, b_hi) = _cluster_bootstrap(hits, cluster, key, confidence)
+    c = len(sums)
+    alpha = 1.0 - confidence
     var = float(boot.var())
     n_eff = p * (1 - p) / var if var > 0 else float(c)
     n_eff = min(max(n_eff, float(c)), float(n))
@@ -69,15 +80,9 @@ def mean_interval(values: np.ndarray, cluster: np.ndarray, key: str, confidence:
     if n == 0:
         return Estimate(float("nan"), -1.0, 1.0)
     m = float(values.mean())
-    ids, inverse = np.unique(cluster, return_inverse=True)
-    c = len(ids)
-    sums = np.bincount(inverse, weights=values.astype(float), minlength=c)
-    counts = np.bincount(inverse, minlength=c).astype(float)
-    rng = np.random.default_rng(zlib.crc32(key.encode("utf-8")))
-    draw = rng.integers(0, c, size=(N_BOOT, c))
-    boot = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+    sums, counts, _, (b_lo, b_hi) = _cluster_bootstrap(values, cluster, key, confidence)
+    c = len(sums)
     alpha = 1.0 - confidence
-    b_lo, b_hi = (float(x) for x in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
     resid = sums - m * counts
     se = math.sqrt(float((resid ** 2).sum())) / float(counts.sum()) if c > 1 else 1.0
     z = float(norm.ppf(1 - alpha / 2))
