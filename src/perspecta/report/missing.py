@@ -15,7 +15,6 @@ gone, or has another fingerprint, cannot say what was asked; such runs are left 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,12 @@ NO_RECORD = "no record: asked by the run but absent from the results log (interr
 
 def _expected(info: dict[str, Any], cache: dict[str, Any]) -> tuple[list[Any], list[str], int] | None:
     """(items, prompt modes, repeats) the run file says were asked, or None when unknowable."""
-    from perspecta.run.dataset import load_dataset
+    from perspecta.run.dataset import load_dataset, manifest_fingerprint
 
     root, cfg = info.get("dataset"), info.get("config") or {}
     if not root or not (Path(root) / "manifest.json").is_file():
         return None
-    fingerprint = hashlib.sha256((Path(root) / "manifest.json").read_bytes()).hexdigest()[:16]
-    if fingerprint != info.get("dataset_fingerprint"):
+    if manifest_fingerprint(root) != info.get("dataset_fingerprint"):
         return None
     if root not in cache:
         cache[root] = load_dataset(root)

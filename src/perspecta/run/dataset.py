@@ -13,6 +13,13 @@ from perspecta.dataset.item import Item
 from perspecta.world.scene import Scene
 
 
+def manifest_fingerprint(root: str | Path) -> str:
+    """A dataset's identity: sha256 of its manifest (which checksums items, scenes and
+    images and records the generation config), shortened. Resume and reports key on it;
+    it needs the manifest only, not the items."""
+    return hashlib.sha256((Path(root) / "manifest.json").read_bytes()).hexdigest()[:16]
+
+
 @dataclass
 class EvalDataset:
     root: Path
@@ -21,9 +28,7 @@ class EvalDataset:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """The dataset's identity: sha256 of its manifest (which checksums items, scenes and
-        images and records the generation config), shortened. Resume and reports key on it."""
-        return hashlib.sha256((self.root / "manifest.json").read_bytes()).hexdigest()[:16]
+        return manifest_fingerprint(self.root)
 
     @functools.cached_property
     def scenes(self) -> dict[str, Scene]:
